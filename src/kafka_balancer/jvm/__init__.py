@@ -1,0 +1,1 @@
+"""Maven artifact sets (one folder with a pom.xml each), fetched by `kafka-balancer setup-jvm`."""
