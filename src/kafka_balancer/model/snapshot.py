@@ -1,0 +1,161 @@
+"""The load model of one cluster: brokers, partitions and per-role loads, held in numpy arrays.
+
+Brokers and partitions are addressed by *position* (0..N-1, 0..P-1), not by Kafka id, so that every
+per-broker quantity is a plain array. ``replicas`` holds broker positions, padded with -1 up to the
+largest replication factor.
+
+Example::
+
+    >>> import numpy as np
+    >>> snap = Snapshot.build(
+    ...     broker_ids=[0, 1], capacity=np.full((2, 4), 100.0),
+    ...     topics=["t"], topic_idx=[0], partition=[0], replicas=[[0, 1]], leader=[0],
+    ...     leader_load=[[2.0, 10.0, 1.0, 3.0]], follower_load=[[1.0, 10.0, 1.0, 0.0]])
+    >>> broker_loads(snap)[:, 0].tolist()   # cpu: leader 2.0 on broker 0, follower 1.0 on broker 1
+    [2.0, 1.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+RESOURCES: tuple[str, ...] = ("cpu", "disk", "nw_in", "nw_out")
+CPU, DISK, NW_IN, NW_OUT = 0, 1, 2, 3
+NR = len(RESOURCES)
+
+FloatArr = npt.NDArray[np.float64]
+IntArr = npt.NDArray[np.int32]
+Int64Arr = npt.NDArray[np.int64]
+BoolArr = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """An immutable cluster snapshot. Use :meth:`build` or ``snapshot_io`` to make one."""
+
+    broker_ids: Int64Arr
+    rack_idx: IntArr  # -1 = no rack
+    rack_names: tuple[str, ...]
+    host_idx: IntArr  # -1 = unknown host
+    host_names: tuple[str, ...]
+    alive: BoolArr
+    capacity: FloatArr  # [N, 4]
+    topics: tuple[str, ...]
+    topic_idx: IntArr  # [P]
+    partition: IntArr  # [P]
+    replicas: IntArr  # [P, R] broker positions, -1 padded
+    rf: IntArr  # [P]
+    leader: IntArr  # [P] broker position, -1 = no leader (offline)
+    leader_load: FloatArr  # [P, 4]
+    follower_load: FloatArr  # [P, 4]
+    name: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_brokers(self) -> int:
+        return int(self.broker_ids.shape[0])
+
+    @property
+    def n_partitions(self) -> int:
+        return int(self.topic_idx.shape[0])
+
+    @property
+    def n_replicas(self) -> int:
+        return int(self.rf.sum())
+
+    def broker_pos(self) -> dict[int, int]:
+        """Kafka broker id -> position."""
+        return {int(b): i for i, b in enumerate(self.broker_ids)}
+
+    def partition_label(self, p: int) -> str:
+        return f"{self.topics[int(self.topic_idx[p])]}-{int(self.partition[p])}"
+
+    def with_assignment(self, replicas: IntArr, leader: IntArr) -> Snapshot:
+        """A copy with another replica assignment (same shapes); arrays are not shared."""
+        return replace(self, replicas=replicas.copy(), leader=leader.copy())
+
+    @staticmethod
+    def build(
+        *,
+        broker_ids: Sequence[int] | Int64Arr,
+        capacity: Any,
+        topics: Sequence[str],
+        topic_idx: Any,
+        partition: Any,
+        replicas: Any,
+        leader: Any,
+        leader_load: Any,
+        follower_load: Any,
+        racks: Sequence[str | None] | None = None,
+        hosts: Sequence[str | None] | None = None,
+        alive: Any = None,
+        name: str | None = None,
+    ) -> Snapshot:
+        """Build from plain sequences; ``replicas`` is a list of broker *positions* per partition."""
+        n = len(broker_ids)
+        rack_idx, rack_names = _intern(racks if racks is not None else [None] * n)
+        host_idx, host_names = _intern(hosts if hosts is not None else [None] * n)
+        if isinstance(replicas, np.ndarray):
+            rep = replicas.astype(np.int32)
+        else:
+            width = max((len(r) for r in replicas), default=1)
+            rep = np.full((len(replicas), width), -1, dtype=np.int32)
+            for i, r in enumerate(replicas):
+                rep[i, : len(r)] = r
+        return Snapshot(
+            broker_ids=np.asarray(broker_ids, dtype=np.int64),
+            rack_idx=rack_idx,
+            rack_names=rack_names,
+            host_idx=host_idx,
+            host_names=host_names,
+            alive=np.ones(n, dtype=bool) if alive is None else np.asarray(alive, dtype=bool),
+            capacity=np.asarray(capacity, dtype=np.float64).reshape(n, NR),
+            topics=tuple(topics),
+            topic_idx=np.asarray(topic_idx, dtype=np.int32),
+            partition=np.asarray(partition, dtype=np.int32),
+            replicas=rep,
+            rf=(rep >= 0).sum(axis=1).astype(np.int32),
+            leader=np.asarray(leader, dtype=np.int32),
+            leader_load=np.asarray(leader_load, dtype=np.float64).reshape(-1, NR),
+            follower_load=np.asarray(follower_load, dtype=np.float64).reshape(-1, NR),
+            name=name,
+        )
+
+
+def _intern(values: Sequence[str | None]) -> tuple[IntArr, tuple[str, ...]]:
+    names: dict[str, int] = {}
+    idx = np.empty(len(values), dtype=np.int32)
+    for i, v in enumerate(values):
+        idx[i] = -1 if v is None else names.setdefault(v, len(names))
+    return idx, tuple(names)
+
+
+def broker_loads(snap: Snapshot, replicas: IntArr | None = None, leader: IntArr | None = None) -> FloatArr:
+    """Load per broker and resource, [N, 4]: the sum over its replicas of the load of their role.
+
+    Another assignment (same shapes) may be passed to evaluate it against the same loads.
+    """
+    rep = snap.replicas if replicas is None else replicas
+    ldr = snap.leader if leader is None else leader
+    n = snap.n_brokers
+    out = np.zeros((n, NR), dtype=np.float64)
+    has_leader = ldr >= 0
+    for r in range(NR):
+        out[:, r] += np.bincount(ldr[has_leader], weights=snap.leader_load[has_leader, r], minlength=n)
+    follower = (rep >= 0) & (rep != ldr[:, None])
+    rows, cols = np.nonzero(follower)
+    brokers = rep[rows, cols]
+    for r in range(NR):
+        out[:, r] += np.bincount(brokers, weights=snap.follower_load[rows, r], minlength=n)
+    return out
+
+
+def replica_counts(snap: Snapshot, replicas: IntArr | None = None) -> Int64Arr:
+    rep = snap.replicas if replicas is None else replicas
+    flat = rep[rep >= 0]
+    return np.bincount(flat, minlength=snap.n_brokers).astype(np.int64)
