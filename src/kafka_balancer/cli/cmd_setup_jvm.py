@@ -7,6 +7,7 @@ returns in well under a second.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from typing import Any
 
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     for a in todo:
         bar = tqdm(desc=f"{a.name}: downloading", unit=" files", file=sys.stderr, leave=False)
         try:
-            res = fetch_set(a, on_download=lambda fname: _tick(bar, fname))
+            res = fetch_set(a, on_download=functools.partial(_tick, bar))
         finally:
             bar.close()
         print(
