@@ -1,0 +1,91 @@
+"""``kafka-balancer assign``: run a consumer assignor offline on a JSON description of a group."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from kafka_balancer.consumer.assignors import STRATEGIES
+from kafka_balancer.consumer.assignors import run as run_strategy
+from kafka_balancer.consumer.invariants import violations
+from kafka_balancer.consumer.problem import problem_from_dict
+from kafka_balancer.consumer.result import COOPERATIVE, assignment_lists, member_loads, stats
+from kafka_balancer.errors import InputError
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "assign", help="assign partitions to consumers offline (paper, balanced, range, ...)",
+        description="Read members and partition loads from a JSON file and print an assignment. "
+                    "Input: {\"members\": [{\"id\", \"topics\", \"start_ms\"?, \"capacity\"?, \"owned\"?}], "
+                    "\"partitions\": [{\"topic\", \"partition\", \"load\"}]}.",
+    )
+    p.add_argument("--input", required=True, help="JSON file ('-' for stdin)")
+    p.add_argument("--strategy", required=True, choices=sorted(STRATEGIES), help="assignor to run")
+    p.add_argument("--protocol", choices=["eager", "cooperative"], default=None,
+                   help="rebalance protocol (default: the strategy's own; cooperative-sticky is cooperative)")
+    p.add_argument("--max-moves", type=int, default=None,
+                   help="balanced only: at most this many previously-owned partitions change owner")
+    p.add_argument("--tolerance", type=float, default=None,
+                   help="balanced only: stop moving owned partitions once max load <= (1+tol) x lower bound")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=run)
+
+
+def _read(path: str) -> Any:
+    try:
+        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read --input {path}: {exc.strerror}", hint="check the path") from None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"--input {path} is not valid JSON: {exc}", hint="fix the JSON syntax") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    problem = problem_from_dict(_read(args.input))
+    options: dict[str, Any] = {}
+    if args.max_moves is not None or args.tolerance is not None:
+        if args.strategy != "balanced":
+            raise InputError("--max-moves and --tolerance apply to --strategy balanced only",
+                             hint="drop them or use --strategy balanced")
+        if args.max_moves is not None:
+            if args.max_moves < 0:
+                raise InputError("--max-moves must be >= 0", hint="e.g. --max-moves 10")
+            options["max_moves"] = args.max_moves
+        if args.tolerance is not None:
+            if args.tolerance < 0:
+                raise InputError("--tolerance must be >= 0", hint="e.g. --tolerance 0.02")
+            options["tolerance"] = args.tolerance
+    result = run_strategy(args.strategy, problem, protocol=args.protocol, **options)
+    bad = violations(problem, result.owner, result.round1 if result.protocol == COOPERATIVE else None)
+    if bad:  # a bug, not bad input: say so loudly
+        raise AssertionError("assignment breaks invariants: " + "; ".join(bad))
+    st = stats(problem, result.owner)
+    loads = member_loads(problem, result.owner)
+    doc: dict[str, Any] = {
+        "strategy": result.strategy,
+        "protocol": result.protocol,
+        "assignment": assignment_lists(problem, result.owner),
+        **st.as_dict(),
+        "member_loads": {m: float(v) for m, v in zip(problem.member_ids, loads.tolist(), strict=True)},
+    }
+    if result.protocol == COOPERATIVE:
+        doc["round1"] = assignment_lists(problem, result.round1)
+        doc["revoked_in_round1"] = int((result.round1 < 0).sum())
+    if args.json:
+        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+        return 0
+    print(f"strategy {result.strategy} ({result.protocol}): max load {st.max_load:.4g}, "
+          f"lower bound {st.lower_bound:.4g} (x{st.ratio:.4f}), moved {st.moved} "
+          f"(load {st.moved_load:.4g})")
+    width = max(len(m) for m in problem.member_ids)
+    for m, parts in doc["assignment"].items():
+        shown = ", ".join(f"{t}-{n}" for t, n in parts[:8]) + (" ..." if len(parts) > 8 else "")
+        print(f"  {m:<{width}}  load {doc['member_loads'][m]:>10.4g}  {len(parts):>6} partitions  {shown}")
+    return 0

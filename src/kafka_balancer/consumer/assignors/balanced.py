@@ -1,0 +1,53 @@
+"""``balanced``: load-aware, capacity-weighted, sticky assignment (our own).
+
+Goal, in order: (1) minimise the largest ``load ÷ capacity`` over members; (2) move as few
+partitions, and as little load, as that allows, within ``max_moves``; (3) respect every member's
+subscriptions. Steps:
+
+1. keep every partition with its previous owner (when that owner is still here and subscribed);
+2. place the rest heaviest first onto the least-loaded eligible member (heap over the heavy head,
+   vectorised water-fill over the light tail, see :mod:`.balanced_fill`);
+3. improve locally by moves and swaps off the heaviest member (see :mod:`.balanced_improve`);
+   moving a previously-owned partition is only done while the maximum is above
+   ``(1 + tolerance) ×`` the lower bound and the budget lasts.
+
+With no previous owners this is an LPT-style greedy plus local search; with owners it is a sticky
+repair. ``protocol="cooperative"`` returns the same target plus a round one in which moving
+partitions are first revoked.
+
+Example:
+    >>> from kafka_balancer.consumer.problem import problem_from_arrays
+    >>> from kafka_balancer.consumer.result import stats
+    >>> p = problem_from_arrays(3, [9.0, 5.0, 4.0, 3.0, 3.0, 3.0, 1.0])
+    >>> r = assign(p)
+    >>> stats(p, r.owner).max_load, stats(p, r.owner).lower_bound
+    (10.0, 9.333333333333334)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kafka_balancer.consumer.assignors.balanced_fill import fill_by_class, fill_homogeneous
+from kafka_balancer.consumer.assignors.balanced_improve import improve
+from kafka_balancer.consumer.problem import AssignmentProblem
+from kafka_balancer.consumer.result import EAGER, AssignmentResult
+
+NAME = "balanced"
+DEFAULT_TOLERANCE = 0.01
+
+
+def assign(problem: AssignmentProblem, *, protocol: str = EAGER, max_moves: int | None = None,
+           tolerance: float = DEFAULT_TOLERANCE, max_steps: int | None = None) -> AssignmentResult:
+    """Assign with the ``balanced`` strategy; see the module docstring."""
+    M = problem.n_members
+    owner = problem.prev_owner.copy()
+    free = np.flatnonzero(owner < 0)
+    cur = np.bincount(owner[owner >= 0], weights=problem.load[owner >= 0], minlength=M).astype(np.float64)
+    cls, members_of = problem.subscription_classes()
+    if len(members_of) == 1:
+        fill_homogeneous(problem.load, free, cur, problem.capacity, owner)
+    else:
+        fill_by_class(problem.load, free, cur, problem.capacity, owner, cls, members_of)
+    owner = improve(problem, owner, budget=max_moves, tolerance=tolerance, max_steps=max_steps)
+    return AssignmentResult.build(NAME, problem, owner, protocol)

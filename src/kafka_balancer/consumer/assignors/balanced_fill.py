@@ -1,0 +1,111 @@
+"""Placing unowned partitions, heaviest first, onto the least-loaded eligible member.
+
+Two paths:
+  * homogeneous subscriptions (every member may take every partition): a heap-driven greedy
+    (LPT) over the heavy head only, then a vectorised water-fill of the light tail: members'
+    remaining room up to their fair share is laid end to end and the tail's cumulative load is cut
+    at those boundaries (``np.searchsorted``). Each member then overshoots its share by at most half
+    of one tail partition, and tail partitions are small by construction.
+  * mixed subscriptions: one lazily-updated heap per subscription class (members' loads only grow
+    during the fill, so an entry whose key is stale is simply re-pushed).
+
+Example:
+    >>> import numpy as np
+    >>> owner = np.full(4, -1)
+    >>> fill_homogeneous(np.array([5.0, 4.0, 3.0, 3.0]), np.arange(4), np.zeros(2), np.ones(2), owner)
+    >>> owner.tolist()
+    [0, 1, 1, 0]
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from kafka_balancer.consumer.problem import FloatArray, IntArray
+
+# Partitions heavier than this fraction of a member's fair share go through the heap; lighter ones
+# through the vectorised fill (their rounding error is at most half of one such partition).
+HEAD_FRACTION = 1.0 / 64.0
+
+
+def _heap_place(items: list[int], loads: list[float], cur: FloatArray, cap: FloatArray,
+                members: IntArray, owner: IntArray) -> None:
+    heap = [(float(cur[m] / cap[m]), int(m)) for m in members.tolist()]
+    heapq.heapify(heap)
+    capl = cap.tolist()
+    curl = cur.tolist()
+    for p, load in zip(items, loads, strict=True):
+        _key, m = heapq.heappop(heap)
+        owner[p] = m
+        curl[m] += load
+        heapq.heappush(heap, (curl[m] / capl[m], m))
+    cur[:] = curl
+
+
+def fill_homogeneous(
+    load: FloatArray, items: IntArray, cur: FloatArray, cap: FloatArray, owner: IntArray
+) -> None:
+    """Assign partitions ``items`` (any order) to members; updates ``owner`` and ``cur`` in place.
+
+    ``cur`` holds each member's current raw load; ``cap`` its capacity.
+    """
+    if items.size == 0:
+        return
+    M = cur.shape[0]
+    il = load[items]
+    order = np.argsort(-il, kind="stable")
+    items = items[order]
+    il = il[order]
+    total = float(cur.sum() + il.sum())
+    share = total / M if M else 0.0
+    n_head = int(np.searchsorted(-il, -share * HEAD_FRACTION, side="left"))
+    n_head = min(n_head, items.size)
+    if n_head:
+        _heap_place(items[:n_head].tolist(), il[:n_head].tolist(), cur, cap, np.arange(M), owner)
+    tail = items[n_head:]
+    if tail.size == 0:
+        return
+    tl = il[n_head:]
+    target = cap * (total / float(cap.sum()))
+    room = np.maximum(target - cur, 0.0)
+    takers = np.flatnonzero(room > 0)
+    if takers.size == 0:
+        takers = np.array([int(np.argmin(cur / cap))])
+        room = np.zeros(M)
+        room[takers] = float(tl.sum())
+    bounds = np.cumsum(room[takers])
+    mid = np.cumsum(tl) - tl / 2.0
+    slot = np.minimum(np.searchsorted(bounds, mid, side="right"), takers.size - 1)
+    dest = takers[slot]
+    owner[tail] = dest
+    cur += np.bincount(dest, weights=tl, minlength=M)
+
+
+def fill_by_class(load: FloatArray, items: IntArray, cur: FloatArray, cap: FloatArray, owner: IntArray,
+                  class_of: IntArray, members_of: list[IntArray]) -> None:
+    """Mixed subscriptions: heaviest first, each to the least-loaded member of its class."""
+    if items.size == 0:
+        return
+    order = np.argsort(-load[items], kind="stable")
+    items = items[order]
+    capl = cap.tolist()
+    curl = cur.tolist()
+    heaps: list[list[tuple[float, int]]] = []
+    for mem in members_of:
+        h = [(curl[m] / capl[m], m) for m in mem.tolist()]
+        heapq.heapify(h)
+        heaps.append(h)
+    for p, k, lp in zip(items.tolist(), class_of[items].tolist(), load[items].tolist(), strict=True):
+        h = heaps[k]
+        while True:
+            key, m = heapq.heappop(h)
+            actual = curl[m] / capl[m]
+            if key == actual:
+                break
+            heapq.heappush(h, (actual, m))
+        owner[p] = m
+        curl[m] += lp
+        heapq.heappush(h, (curl[m] / capl[m], m))
+    cur[:] = curl
