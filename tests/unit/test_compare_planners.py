@@ -1,0 +1,174 @@
+"""Pure parts of the planner comparison (bench/compare_planners.py) and its storage-only greedy baseline."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.baselines.storage_greedy import storage_greedy  # noqa: E402
+from bench.compare_planners import (  # noqa: E402
+    Outcome,
+    after_violations,
+    judge,
+    kafka_generate,
+    moves,
+    ratio,
+    render_case,
+    replace_section,
+    split_plan,
+)
+
+from kafka_balancer.model.plan_io import Plan, PlanEntry, apply_plan  # noqa: E402
+from kafka_balancer.model.snapshot import DISK, Snapshot  # noqa: E402
+from kafka_balancer.sim.cluster import PRESETS, generate  # noqa: E402
+
+I32 = np.int32
+
+
+def _cluster(alive: list[bool] | None = None) -> Snapshot:
+    """4 brokers on 2 racks / 4 hosts; 3 partitions of RF 2, all on brokers 0 and 1 (rack r0 and r1)."""
+    return Snapshot.build(
+        broker_ids=[10, 11, 12, 13],
+        capacity=np.full((4, 4), 100.0),
+        racks=["r0", "r1", "r0", "r1"],
+        hosts=["h0", "h1", "h2", "h3"],
+        alive=alive,
+        topics=["a", "b"],
+        topic_idx=[0, 0, 1],
+        partition=[0, 1, 0],
+        replicas=[[0, 1], [1, 0], [0, 1]],
+        leader=[0, 1, 0],
+        leader_load=[[4, 30, 2, 6], [4, 20, 2, 6], [4, 10, 2, 6]],
+        follower_load=[[1, 30, 2, 0], [1, 20, 2, 0], [1, 10, 2, 0]],
+    )
+
+
+def test_moves_counts_added_replicas_leaders_and_bytes() -> None:
+    snap = _cluster()
+    after = snap.with_assignment(np.array([[2, 1], [1, 0], [1, 3]], I32), np.array([2, 1, 1], I32))
+    m = moves(snap, after)
+    # partition a-0 gains broker 2 (30 bytes), b-0 gains broker 3 (10 bytes); a-1 unchanged
+    assert (m.replica_moves, m.leader_moves, m.bytes_moved) == (2, 2, 40.0)
+
+
+def test_pure_reorder_is_a_leader_move_without_bytes() -> None:
+    snap = _cluster()
+    after = snap.with_assignment(np.array([[1, 0], [1, 0], [0, 1]], I32), np.array([1, 1, 0], I32))
+    m = moves(snap, after)
+    assert (m.replica_moves, m.leader_moves, m.bytes_moved) == (0, 1, 0.0)
+
+
+def test_after_violations_rack_host_and_dead() -> None:
+    snap = _cluster(alive=[True, True, True, False])
+    # a-0 -> [0, 2]: both on rack r0 (spread 2 -> 1); b-0 -> [0, 3]: broker 13 is dead
+    after = snap.with_assignment(np.array([[0, 2], [1, 0], [0, 3]], I32), np.array([0, 1, 0], I32))
+    v = after_violations(snap, after)
+    assert (v.live_only, v.rack_spread, v.host_spread) == (1, 1, 0)
+
+
+def test_split_plan_sorts_out_malformed_entries() -> None:
+    snap = _cluster()
+    plan = Plan((
+        PlanEntry("a", 0, (12, 11)),  # fine
+        PlanEntry("a", 1, (11, 11)),  # duplicate broker
+        PlanEntry("b", 0, (10, 11, 12)),  # RF change
+        PlanEntry("zz", 0, (10, 11)),  # unknown topic
+        PlanEntry("a", 1, (10, 99)),  # unknown broker
+    ))
+    valid, v = split_plan(snap, plan)
+    assert [e.replicas for e in valid.entries] == [(12, 11)]
+    assert (v.distinct, v.rf, v.unknown) == (1, 1, 2)
+
+
+def test_judge_uses_the_shared_metrics() -> None:
+    snap = _cluster()
+    plan = Plan((PlanEntry("a", 0, (12, 13)),))
+    mv, viol, met = judge(snap, plan, 0.8, 0.1)
+    assert viol.total() == 0
+    assert mv.bytes_moved == 60.0  # two replicas of 30 bytes
+    # before: disk 60/60/0/0 -> after 30/30/30/30: perfectly even
+    assert met.resources["disk"].sigma == pytest.approx(0.0, abs=1e-12)
+
+
+def test_kafka_generate_keeps_rf_and_uses_live_brokers_only() -> None:
+    snap = generate(PRESETS["dead-broker"], seed=3)
+    plan = kafka_generate(snap, seed=0)
+    assert len(plan) > 0
+    after = apply_plan(snap, plan)
+    assert np.array_equal((after.replicas >= 0).sum(axis=1), snap.rf)
+    on = after.replicas[after.replicas >= 0]
+    assert after.alive[on].all()
+    assert after_violations(snap, after).rack_spread == 0  # Kafka's rack-aware placement spreads racks
+
+
+def test_kafka_generate_is_seeded() -> None:
+    snap = generate(PRESETS["paper"], seed=1)
+    assert kafka_generate(snap, seed=5) == kafka_generate(snap, seed=5)
+
+
+def test_storage_greedy_evens_disk_and_keeps_constraints() -> None:
+    snap = generate(PRESETS["new-brokers"], seed=2)
+    res = storage_greedy(snap, tolerance=0.1, theta=0.8)
+    after = apply_plan(snap, res.plan)
+    _, viol, met_after = judge(snap, res.plan, 0.8, 0.1)
+    _, _, met_before = judge(snap, Plan(()), 0.8, 0.1)
+    assert viol.total() == 0
+    assert met_after.resources["disk"].sigma < 0.5 * met_before.resources["disk"].sigma
+    # the new, empty brokers (the last 6) received data
+    used = np.bincount(after.replicas[after.replicas >= 0], minlength=snap.n_brokers)
+    assert (used[-6:] > 0).all()
+
+
+def test_storage_greedy_moves_every_replica_off_a_dead_broker() -> None:
+    snap = generate(PRESETS["dead-broker"], seed=4)
+    res = storage_greedy(snap)
+    dead = int(np.nonzero(~snap.alive)[0][0])
+    on_dead = int((snap.replicas == dead).sum())
+    assert on_dead > 0 and res.rebuilt == on_dead and res.unplaced == 0
+    after = apply_plan(snap, res.plan)
+    assert not (after.replicas == dead).any()
+    assert after_violations(snap, after).total() == 0
+
+
+def test_storage_greedy_takes_largest_first_within_the_band() -> None:
+    # one broker holds 50, 30 and 20 bytes; three empty ones. Mean 25 %, band top 27.5 bytes.
+    snap = Snapshot.build(
+        broker_ids=[0, 1, 2, 3], capacity=np.full((4, 4), 100.0), topics=["t"],
+        topic_idx=[0, 0, 0], partition=[0, 1, 2], replicas=[[0], [0], [0]], leader=[0, 0, 0],
+        leader_load=[[0, 50, 0, 0], [0, 30, 0, 0], [0, 20, 0, 0]],
+        follower_load=[[0, 50, 0, 0], [0, 30, 0, 0], [0, 20, 0, 0]],
+    )
+    res = storage_greedy(snap)
+    moved = {e.partition for e in res.plan.entries}
+    # 50 fits nowhere under 27.5; 30 does not either; 20 does -> broker 0 keeps 80 > band: nothing else fits
+    assert moved == {2}
+    assert float(apply_plan(snap, res.plan).follower_load[2, DISK]) == 20.0
+
+
+def test_ratio_and_section_replacement() -> None:
+    assert ratio(1.0, 4.0) == "0.25"
+    assert ratio(None, 1.0) == "n/a" and ratio(0.0, 0.0) == "1.00" and ratio(1.0, 0.0) == "∞"
+    doc = "# B\n\n## Lead\nx\n\n## Side by side with Cruise Control\nold\n\n## Later\ny\n"
+    out = replace_section(doc, "## Side by side with Cruise Control", "new table\n")
+    assert "old" not in out and "new table" in out
+    assert out.startswith("# B\n\n## Lead\nx\n") and out.endswith("## Later\ny\n")
+    assert replace_section("# B\n", "## S", "t\n") == "# B\n\n## S\nt\n"
+
+
+def test_render_case_marks_blocked_planners() -> None:
+    snap = _cluster()
+    mv, viol, met = judge(snap, Plan((PlanEntry("a", 0, (12, 13)),)), 0.8, 0.1)
+    ours = Outcome("ours", "ok", wall_s=0.5, peak_rss_mb=50, moves=mv, violations=viol, metrics=met.as_dict())
+    cc = Outcome("cc", "blocked", "harness not built: no artifact")
+    info = {"name": "tiny", "brokers": 4, "alive": 4, "partitions": 3, "replicas": 6, "eta": 0.025,
+            "before": judge(snap, Plan(()), 0.8, 0.1)[2].as_dict()}
+    md = render_case(info, [ours, cc])
+    assert "| cc | blocked: harness not built: no artifact |" in md
+    assert "| cc | n/a | n/a | n/a | n/a | n/a | n/a | n/a |" in md
