@@ -1,0 +1,74 @@
+"""The SparkSession the pipeline runs on: local mode by default, any master when given.
+
+Local runs bind to 127.0.0.1, keep the UI off and use few shuffle partitions (the data of one cluster
+is small once aggregated). The Spark Kafka connector jars (artifact set ``spark_kafka``, fetched by
+``kafka-balancer setup-jvm``) are passed with ``spark.jars`` when they are in the cache; they are needed
+only for ``--from-kafka``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from kafka_balancer.errors import InputError
+
+DEFAULT_MASTER = "local[2]"
+
+
+def connector_jars(required: bool = False) -> list[Path]:
+    """The Kafka connector jars from the cache; [] when absent (or InputError when ``required``)."""
+    from kafka_balancer.jvm.artifacts import set_jars
+
+    try:
+        return set_jars("spark_kafka")
+    except InputError:
+        if required:
+            raise
+        return []
+
+
+def spark_conf(
+    master: str = DEFAULT_MASTER,
+    driver_memory: str = "1g",
+    shuffle_partitions: int = 4,
+    jars: list[Path] | None = None,
+    extra: dict[str, str] | None = None,
+) -> dict[str, str]:
+    conf = {
+        "spark.master": master,
+        "spark.app.name": "kafka-balancer-pipeline",
+        "spark.driver.memory": driver_memory,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": str(shuffle_partitions),
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.streaming.noDataMicroBatches.enabled": "true",
+        "spark.sql.sources.partitionOverwriteMode": "dynamic",
+        "spark.driver.extraJavaOptions": "-XX:+UseParallelGC -Dio.netty.tryReflectionSetAccessible=true",
+    }
+    if master.startswith("local"):
+        conf["spark.driver.host"] = "127.0.0.1"
+        conf["spark.driver.bindAddress"] = "127.0.0.1"
+    if jars:
+        conf["spark.jars"] = ",".join(str(j) for j in jars)
+    conf.update(extra or {})
+    return conf
+
+
+def get_spark(conf: dict[str, str] | None = None) -> Any:
+    """Build (or reuse) the SparkSession. ``SPARK_LOCAL_IP`` is pinned to loopback for local masters."""
+    from pyspark.sql import SparkSession
+
+    conf = conf or spark_conf()
+    if conf.get("spark.master", "").startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = SparkSession.builder
+    for k, v in conf.items():
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
