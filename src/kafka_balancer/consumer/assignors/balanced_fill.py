@@ -30,17 +30,47 @@ from kafka_balancer.consumer.problem import FloatArray, IntArray
 HEAD_FRACTION = 1.0 / 64.0
 
 
+class _Chooser:
+    """Least ``(load + l) / capacity`` member among a set, exactly, with one heap per capacity value.
+
+    Within a capacity value the best member is the one with the least load, so a min-heap per value
+    suffices; across values the heap tops are compared directly. Loads only grow while filling, so
+    stale heap entries are re-pushed lazily when popped.
+    """
+
+    def __init__(self, members: list[int], curl: list[float], capl: list[float]) -> None:
+        groups: dict[float, list[tuple[float, int]]] = {}
+        for m in members:
+            groups.setdefault(capl[m], []).append((curl[m], m))
+        self.heaps = [(c, h) for c, h in sorted(groups.items())]
+        for _c, h in self.heaps:
+            heapq.heapify(h)
+        self.curl = curl
+
+    def take(self, load: float) -> int:
+        curl = self.curl
+        best_m, best_v, best_h = -1, np.inf, -1
+        for i, (c, h) in enumerate(self.heaps):
+            while True:
+                key, m = h[0]
+                if key == curl[m]:
+                    break
+                heapq.heapreplace(h, (curl[m], m))
+            v = (key + load) / c
+            if v < best_v:
+                best_m, best_v, best_h = m, v, i
+        curl[best_m] += load
+        h = self.heaps[best_h][1]
+        heapq.heapreplace(h, (curl[best_m], best_m))
+        return best_m
+
+
 def _heap_place(items: list[int], loads: list[float], cur: FloatArray, cap: FloatArray,
                 members: IntArray, owner: IntArray) -> None:
-    heap = [(float(cur[m] / cap[m]), int(m)) for m in members.tolist()]
-    heapq.heapify(heap)
-    capl = cap.tolist()
     curl = cur.tolist()
+    chooser = _Chooser(members.tolist(), curl, cap.tolist())
     for p, load in zip(items, loads, strict=True):
-        _key, m = heapq.heappop(heap)
-        owner[p] = m
-        curl[m] += load
-        heapq.heappush(heap, (curl[m] / capl[m], m))
+        owner[p] = chooser.take(load)
     cur[:] = curl
 
 
@@ -92,20 +122,7 @@ def fill_by_class(load: FloatArray, items: IntArray, cur: FloatArray, cap: Float
     items = items[order]
     capl = cap.tolist()
     curl = cur.tolist()
-    heaps: list[list[tuple[float, int]]] = []
-    for mem in members_of:
-        h = [(curl[m] / capl[m], m) for m in mem.tolist()]
-        heapq.heapify(h)
-        heaps.append(h)
+    choosers = [_Chooser(mem.tolist(), curl, capl) for mem in members_of]
     for p, k, lp in zip(items.tolist(), class_of[items].tolist(), load[items].tolist(), strict=True):
-        h = heaps[k]
-        while True:
-            key, m = heapq.heappop(h)
-            actual = curl[m] / capl[m]
-            if key == actual:
-                break
-            heapq.heappush(h, (actual, m))
-        owner[p] = m
-        curl[m] += lp
-        heapq.heappush(h, (curl[m] / capl[m], m))
+        owner[p] = choosers[k].take(lp)
     cur[:] = curl

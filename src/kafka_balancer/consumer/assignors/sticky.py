@@ -72,7 +72,8 @@ def _mixed(problem: AssignmentProblem) -> IntArray:
     sub = problem.subscribed
     tidx = problem.topic_idx
     rank = _id_rank(problem).tolist()
-    owner = problem.prev_owner.copy()
+    prev = problem.prev_owner
+    owner = prev.copy()
     count = np.bincount(owner[owner >= 0], minlength=M).tolist()
     eligible = [np.flatnonzero(sub[:, t]).tolist() for t in range(len(problem.topics))]
     porder = _partition_order(problem)
@@ -89,8 +90,9 @@ def _mixed(problem: AssignmentProblem) -> IntArray:
     while moved:
         moved = False
         for a in sorted(range(M), key=lambda c: (-count[c], rank[c])):
-            for p in list(parts_of[a]):
-                b = min(eligible[int(tidx[p])], key=lambda c: (count[c], rank[c]))
+            # partitions that are not with their previous owner move first (free), then the rest
+            for p in sorted(parts_of[a], key=lambda q: prev[q] == a):
+                b = min(eligible[int(tidx[p])], key=lambda c: (count[c], int(prev[p] != c), rank[c]))
                 if count[b] <= count[a] - 2:
                     owner[p] = b
                     parts_of[a].remove(p)
