@@ -1,0 +1,63 @@
+"""``kafka-balancer plan``: snapshot in, kafka-reassign-partitions plan out."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import orjson
+from tqdm import tqdm
+
+from kafka_balancer.cli.options import add_goal_options
+from kafka_balancer.model.plan_io import write_plan
+from kafka_balancer.model.snapshot_io import read_snapshot
+from kafka_balancer.planner import plan
+from kafka_balancer.report.table import plan_table
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "plan",
+        help="plan a rebalance of a snapshot (seed 001)",
+        description="Plan leadership and replica moves that bring every live broker within θ "
+        "and the ε band on cpu, disk, nw_in and nw_out. Writes only the changed partitions.",
+    )
+    p.add_argument("--snapshot", required=True, help="snapshot JSON (snapshot-format.md)")
+    p.add_argument("--out", required=True, help="where to write the plan (kafka-reassign-partitions JSON)")
+    add_goal_options(p)
+    p.add_argument("--json", action="store_true", help="print a JSON summary instead of the table")
+    p.add_argument("--plot", metavar="FILE.png", help="per-broker utilisation before/after, one panel a resource")
+    p.add_argument("--time-limit", type=float, default=600.0, help="seconds the search may take (default 600)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    snap = read_snapshot(args.snapshot)
+    bar = None
+    if snap.n_replicas >= 100_000 and sys.stderr.isatty():
+        bar = tqdm(desc="planning moves", unit="move", file=sys.stderr)
+
+    def tick(_moves: int) -> None:
+        if bar is not None:
+            bar.update(1)
+
+    result = plan(snap, args.theta, args.eps, time_limit=args.time_limit, progress=tick)
+    if bar is not None:
+        bar.close()
+    write_plan(result.plan, args.out)
+    if args.plot:
+        from kafka_balancer.report.plots import utilisation_before_after
+
+        utilisation_before_after(
+            result.before,
+            result.after,
+            snap.broker_ids[snap.alive].tolist(),
+            args.plot,
+            title=f"{snap.name or args.snapshot}: before and after the plan",
+        )
+    if args.json:
+        sys.stdout.write(orjson.dumps(result.summary, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        print(plan_table(result))
+        print(f"plan written to {args.out}")
+    return 0

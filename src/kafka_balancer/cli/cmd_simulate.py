@@ -1,0 +1,78 @@
+"""``kafka-balancer simulate cluster|consumers``: generated clusters and consumer-group experiments."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from dataclasses import replace
+
+from kafka_balancer.errors import InputError
+from kafka_balancer.model.snapshot_io import write_snapshot
+from kafka_balancer.sim.cluster import PRESETS, generate
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("simulate", help="generate clusters, or run consumer-group experiments")
+    kinds = p.add_subparsers(dest="kind", metavar="KIND")
+    c = kinds.add_parser(
+        "cluster",
+        help="generate a realistic cluster snapshot (Kafka's own placement)",
+        description=f"Presets: {', '.join(PRESETS)}. Flags override the preset.",
+    )
+    c.add_argument("--preset", default="racks48", choices=sorted(PRESETS))
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--out", required=True)
+    for flag, typ in (
+        ("brokers", int),
+        ("topics", int),
+        ("partitions", int),
+        ("racks", int),
+        ("brokers-per-host", int),
+        ("new-brokers", int),
+        ("dead-brokers", int),
+        ("restarted-brokers", int),
+    ):
+        c.add_argument(f"--{flag}", type=typ)
+    c.add_argument("--heterogeneous", action="store_true", default=None)
+    c.set_defaults(func=run_cluster)
+    try:
+        consumer_cli = importlib.import_module("kafka_balancer.sim.consumer_cli")
+    except ModuleNotFoundError:
+        return
+    k = kinds.add_parser("consumers", help="consumer-group experiments (seed 000)")
+    consumer_cli.add_arguments(k)
+    k.set_defaults(func=consumer_cli.run)
+
+
+def run_cluster(args: argparse.Namespace) -> int:
+    spec = PRESETS[args.preset]
+    overrides = {
+        k: getattr(args, k)
+        for k in (
+            "brokers",
+            "topics",
+            "partitions",
+            "racks",
+            "brokers_per_host",
+            "new_brokers",
+            "dead_brokers",
+            "restarted_brokers",
+            "heterogeneous",
+        )
+        if getattr(args, k) is not None
+    }
+    for k, v in overrides.items():
+        if isinstance(v, int) and not isinstance(v, bool) and v < 0:
+            raise InputError(f"--{k.replace('_', '-')} must not be negative (got {v})")
+    if overrides.get("brokers", spec.brokers) < 1:
+        raise InputError("--brokers must be at least 1")
+    if overrides.get("dead_brokers", spec.dead_brokers) >= overrides.get("brokers", spec.brokers):
+        raise InputError("--dead-brokers must leave at least one live broker")
+    spec = replace(spec, **overrides)
+    snap = generate(spec, seed=args.seed)
+    write_snapshot(snap, args.out)
+    print(
+        f"wrote {args.out}: {snap.n_brokers} brokers, {snap.n_partitions} partitions, "
+        f"{snap.n_replicas} replicas (preset {args.preset}, seed {args.seed})"
+    )
+    return 0

@@ -1,0 +1,97 @@
+"""Goals, one class per invariant.
+
+Soft goals (seed 001, definitions 3 and 4), judged on utilisation ``u = load / capacity`` per resource:
+
+* :class:`CapacityGoal` — ``u ≤ θ`` on every live broker;
+* :class:`DistributionGoal` — ``|u − ū| ≤ ε·ū`` on every live broker (max γ ≤ ε, hence σ ≤ η).
+
+The planner steers by a *violation* per broker and resource (0 when both goals hold). It accepts a move
+only if no (broker, resource) that satisfies its goals stops doing so, and the total violation drops.
+That is the paper's rule "break no constraint already satisfied", and the strict drop rules out thrashing.
+
+Hard goals are never traded: :class:`RackSpreadGoal` and :class:`HostSpreadGoal` forbid any move that
+lowers the number of distinct racks (hosts) a partition's replicas span. Replication factor, distinct
+brokers and live destinations are kept by construction in the strategies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kafka_balancer.model.snapshot import FloatArr, IntArr
+
+CAPACITY_WEIGHT = 10.0  # a point of utilisation above θ weighs this much more than one outside the ε band
+
+
+@dataclass(frozen=True)
+class CapacityGoal:
+    theta: float
+
+    def violation(self, util: FloatArr) -> FloatArr:
+        return np.maximum(0.0, util - self.theta) / self.theta * CAPACITY_WEIGHT
+
+
+@dataclass(frozen=True)
+class DistributionGoal:
+    """The ε band around the ideal utilisation ``target`` (total load ÷ total live capacity).
+
+    The planner aims inside a slightly narrower band (``eps * margin``) so that the paper's γ, measured
+    around the *arithmetic* mean of utilisations, also ends within ε when capacities differ.
+    """
+
+    target: FloatArr  # per resource
+    lo: FloatArr
+    hi: FloatArr
+
+    @staticmethod
+    def around(target: FloatArr, eps: float, theta: float, margin: float) -> DistributionGoal:
+        e = eps * margin
+        hi = (1.0 + e) * target
+        # Where the band's top lies above θ but the target does not, θ is the tighter ceiling.
+        hi = np.where((hi > theta) & (target <= theta), np.maximum(theta, target), hi)
+        return DistributionGoal(target=target, lo=(1.0 - e) * target, hi=hi)
+
+    def violation(self, util: FloatArr) -> FloatArr:
+        scale = np.where(self.target > 0, self.target, 1.0)
+        v = (np.maximum(0.0, util - self.hi) + np.maximum(0.0, self.lo - util)) / scale
+        return np.where(self.target > 0, v, 0.0)
+
+
+@dataclass(frozen=True)
+class SpreadGoal:
+    """Never lower the number of distinct groups (racks or hosts) a partition spans."""
+
+    group_of: IntArr  # broker position -> group index, -1 = unknown
+
+    @property
+    def active(self) -> bool:
+        return bool((self.group_of >= 0).any())
+
+    def allowed_destinations(self, replicas: IntArr, src: int) -> IntArr | None:
+        """Groups a replica leaving ``src`` may *not* go to, or None when any group is fine."""
+        g = self.group_of
+        before = {int(g[b]) for b in replicas if b >= 0}
+        rest = {int(g[b]) for b in replicas if b >= 0 and b != src}
+        if len(rest) >= len(before):
+            return None
+        return np.fromiter(rest, dtype=np.int32)
+
+    def dest_mask(self, replicas: IntArr, src: int) -> np.ndarray | None:
+        banned = self.allowed_destinations(replicas, src)
+        if banned is None:
+            return None
+        return ~np.isin(self.group_of, banned)
+
+    def ok(self, replicas: IntArr, src: int, dst: int) -> bool:
+        banned = self.allowed_destinations(replicas, src)
+        return banned is None or int(self.group_of[dst]) not in set(banned.tolist())
+
+
+class RackSpreadGoal(SpreadGoal):
+    """Rack awareness: a move never puts a partition on fewer racks."""
+
+
+class HostSpreadGoal(SpreadGoal):
+    """Host awareness (several brokers per host): a move never puts a partition on fewer hosts."""

@@ -1,0 +1,135 @@
+"""The planner's working state: an assignment being changed move by move, with loads kept current.
+
+Private to one :func:`kafka_balancer.planner.plan` call; the caller's snapshot is never modified.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kafka_balancer.model.snapshot import NR, FloatArr, Snapshot, broker_loads
+from kafka_balancer.planner.goals import (
+    CapacityGoal,
+    DistributionGoal,
+    HostSpreadGoal,
+    RackSpreadGoal,
+)
+
+TOL = 1e-12
+
+
+class State:
+    def __init__(self, snap: Snapshot, theta: float, eps: float, margin: float) -> None:
+        self.snap = snap
+        self.rep = snap.replicas.copy()
+        self.ldr = snap.leader.copy()
+        self.cap = snap.capacity
+        self.alive = snap.alive
+        self.load = broker_loads(snap)
+        self.L = snap.leader_load
+        self.F = snap.follower_load
+        self.LF = snap.leader_load - snap.follower_load  # what a leadership change moves
+        self.disk_bytes = np.maximum(snap.leader_load[:, 1], snap.follower_load[:, 1])
+        n = snap.n_brokers
+        self.members: list[set[int]] = [set() for _ in range(n)]
+        rows, cols = np.nonzero(self.rep >= 0)
+        order = np.argsort(self.rep[rows, cols], kind="stable")
+        brokers_sorted = self.rep[rows, cols][order]
+        bounds = np.searchsorted(brokers_sorted, np.arange(n + 1))
+        rows_sorted = rows[order]
+        for b in range(n):
+            self.members[b] = set(rows_sorted[bounds[b] : bounds[b + 1]].tolist())
+        totals = (snap.leader_load + snap.follower_load * (snap.rf - 1)[:, None]).sum(axis=0)
+        live_cap = self.cap[self.alive].sum(axis=0)
+        self.target = np.where(live_cap > 0, totals / np.where(live_cap > 0, live_cap, 1.0), 0.0)
+        self.capacity_goal = CapacityGoal(theta)
+        self.distribution_goal = DistributionGoal.around(self.target, eps, theta, margin)
+        self.rack_goal = RackSpreadGoal(snap.rack_idx)
+        self.host_goal = HostSpreadGoal(snap.host_idx)
+        self.theta = theta
+        self.replica_moves = 0
+        self.leader_moves = 0
+
+    # -- utilisation and violations -------------------------------------------------------------
+    def util(self, b: int | None = None) -> FloatArr:
+        if b is None:
+            return self.load / self.cap
+        return self.load[b] / self.cap[b]
+
+    def violation_of(self, util: FloatArr) -> FloatArr:
+        return self.capacity_goal.violation(util) + self.distribution_goal.violation(util)
+
+    def violations(self) -> FloatArr:
+        v = self.violation_of(self.util())
+        v[~self.alive] = 0.0
+        return v
+
+    def accept(self, changes: list[tuple[int, FloatArr]]) -> float | None:
+        """Gain (drop of total violation) if the load changes are acceptable, else None.
+
+        ``changes`` lists (broker, load delta) pairs; a broker may appear once.
+        """
+        before = 0.0
+        after = 0.0
+        for b, delta in changes:
+            v0 = self.violation_of(self.load[b] / self.cap[b])
+            v1 = self.violation_of((self.load[b] + delta) / self.cap[b])
+            if self.alive[b] and np.any((v0 <= TOL) & (v1 > TOL)):
+                return None
+            before += float(v0.sum()) if self.alive[b] else 0.0
+            after += float(v1.sum()) if self.alive[b] else 0.0
+        gain = before - after
+        return gain if gain > 1e-9 else None
+
+    # -- hard constraints -----------------------------------------------------------------------
+    def dest_mask(self, p: int, src: int) -> np.ndarray:
+        """Brokers a replica of partition ``p`` leaving ``src`` may move to."""
+        mask = self.alive.copy()
+        row = self.rep[p]
+        mask[row[row >= 0]] = False
+        for goal in (self.rack_goal, self.host_goal):
+            if goal.active:
+                m = goal.dest_mask(row, src)
+                if m is not None:
+                    mask &= m
+        return mask
+
+    def spread_ok(self, p: int, src: int, dst: int) -> bool:
+        row = self.rep[p]
+        if not self.alive[dst] or dst in row:
+            return False
+        return all(g.ok(row, src, dst) for g in (self.rack_goal, self.host_goal) if g.active)
+
+    # -- applying moves -------------------------------------------------------------------------
+    def role_load(self, p: int, b: int) -> FloatArr:
+        return self.L[p] if self.ldr[p] == b else self.F[p]
+
+    def move_replica(self, p: int, src: int, dst: int) -> None:
+        delta = self.role_load(p, src)
+        row = self.rep[p]
+        row[np.nonzero(row == src)[0][0]] = dst
+        if self.ldr[p] == src:
+            self.ldr[p] = dst
+        self.load[src] -= delta
+        self.load[dst] += delta
+        self.members[src].discard(p)
+        self.members[dst].add(p)
+        self.replica_moves += 1
+
+    def move_leadership(self, p: int, dst: int) -> None:
+        src = int(self.ldr[p])
+        if src >= 0:
+            self.load[src] -= self.LF[p]
+        self.load[dst] += self.LF[p]
+        self.ldr[p] = dst
+        self.leader_moves += 1
+
+    def leaders_of(self, b: int) -> np.ndarray:
+        m = np.fromiter(self.members[b], dtype=np.int64, count=len(self.members[b]))
+        return m[self.ldr[m] == b]
+
+    def members_arr(self, b: int) -> np.ndarray:
+        return np.fromiter(self.members[b], dtype=np.int64, count=len(self.members[b]))
+
+    def n_resources(self) -> int:
+        return NR

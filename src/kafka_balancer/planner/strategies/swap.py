@@ -1,0 +1,78 @@
+"""Swaps: two replicas of different partitions trade brokers, for gaps no single move can close
+(a move that would overshoot the destination, or push another resource out of its band)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kafka_balancer.planner.state import TOL, State
+
+TOP_A = 12
+TOP_B = 24
+MAX_PARTNERS = 6
+
+
+def _role_loads(st: State, parts: np.ndarray, b: int) -> np.ndarray:
+    is_leader = (st.ldr[parts] == b)[:, None]
+    return np.where(is_leader, st.L[parts], st.F[parts])
+
+
+def swap_between(st: State, hi: int, lo: int, r: int) -> bool:
+    """Best swap lowering resource ``r`` on ``hi`` and raising it on ``lo``, if any is acceptable."""
+    a = st.members_arr(hi)
+    b = st.members_arr(lo)
+    if a.size == 0:
+        return False
+    a = a[~np.any(st.rep[a] == lo, axis=1)]
+    b = b[~np.any(st.rep[b] == hi, axis=1)] if b.size else b
+    if a.size == 0:
+        return False
+    la = _role_loads(st, a, hi)
+    a_top = np.argsort(-la[:, r], kind="stable")[:TOP_A]
+    a, la = a[a_top], la[a_top]
+    if b.size:
+        lb = _role_loads(st, b, lo)
+        b_top = np.argsort(lb[:, r], kind="stable")[:TOP_B]
+        b, lb = b[b_top], lb[b_top]
+    else:
+        lb = np.zeros((0, la.shape[1]))
+    # a pure move (b = nothing) is included as a zero row, so swaps subsume single moves here
+    b = np.concatenate([b, np.array([-1])])
+    lb = np.vstack([lb, np.zeros((1, la.shape[1]))])
+    net = la[:, None, :] - lb[None, :, :]  # what hi loses and lo gains, [A, B, R]
+    u_hi0 = st.load[hi] / st.cap[hi]
+    u_lo0 = st.load[lo] / st.cap[lo]
+    v_hi0 = st.violation_of(u_hi0)
+    v_lo0 = st.violation_of(u_lo0)
+    v_hi1 = st.violation_of((st.load[hi] - net) / st.cap[hi])
+    v_lo1 = st.violation_of((st.load[lo] + net) / st.cap[lo])
+    bad = np.any((v_hi0 <= TOL) & (v_hi1 > TOL), axis=2) | np.any((v_lo0 <= TOL) & (v_lo1 > TOL), axis=2)
+    gain = (v_hi0.sum() + v_lo0.sum()) - (v_hi1.sum(axis=2) + v_lo1.sum(axis=2))
+    gain = np.where(bad | (net[:, :, r] <= 0), -np.inf, gain)
+    flat = np.argsort(-gain, axis=None, kind="stable")
+    for k in flat[:64].tolist():
+        i, j = divmod(k, gain.shape[1])
+        if gain[i, j] <= 1e-9:
+            return False
+        pa, pb = int(a[i]), int(b[j])
+        if not st.spread_ok(pa, hi, lo):
+            continue
+        if pb >= 0 and not st.spread_ok(pb, lo, hi):
+            continue
+        st.move_replica(pa, hi, lo)
+        if pb >= 0:
+            st.move_replica(pb, lo, hi)
+        return True
+    return False
+
+
+def shed(st: State, src: int, r: int) -> bool:
+    util_r = st.load[:, r] / st.cap[:, r]
+    partners = [int(d) for d in np.argsort(util_r, kind="stable") if st.alive[d] and d != src]
+    return any(swap_between(st, src, d, r) for d in partners[:MAX_PARTNERS])
+
+
+def attract(st: State, dst: int, r: int) -> bool:
+    util_r = st.load[:, r] / st.cap[:, r]
+    partners = [int(s) for s in np.argsort(-util_r, kind="stable") if st.alive[s] and s != dst]
+    return any(swap_between(st, s, dst, r) for s in partners[:MAX_PARTNERS])
