@@ -1,0 +1,119 @@
+"""``kafka-balancer simulate consumers``: seed 000's experiment in the consumer-group simulator.
+
+The lead's ``cmd_simulate`` calls :func:`add_arguments` and :func:`run`; the module also runs alone:
+``python -m kafka_balancer.sim.consumer_cli --out out/sim-consumers``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+from tqdm import tqdm
+
+from kafka_balancer.errors import InputError
+from kafka_balancer.sim.consumer.experiment import VARIANTS, GridSpec, compare, run_grid
+from kafka_balancer.sim.consumer.plots import plot_grid
+
+COLUMNS = [("killed", "killed", "{:.0f}"), ("variant", "assignor/protocol", "{}"),
+           ("throughput", "thr msg/s", "{:.0f}"), ("latency_p50_s", "p50 s", "{:.3f}"),
+           ("latency_p99_s", "p99 s", "{:.2f}"), ("max_lag", "max lag", "{:.0f}"),
+           ("downtime_per_rebalance_s", "downtime/rebal s", "{:.2f}"), ("recovery_s", "recovery s", "{:.2f}"),
+           ("keeps_up", "keeps up", "{:.2f}"), ("max_member_util", "max util", "{:.2f}")]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = ("Deterministic discrete-event simulation of one consumer group: 6 consumers, then "
+                     "1..5 killed, per assignor; prints a table, writes JSON, Markdown and a plot.")
+    d = GridSpec()
+    p.add_argument("--consumers", type=int, default=d.consumers)
+    p.add_argument("--partitions", type=int, default=d.partitions)
+    p.add_argument("--skew", type=float, default=d.skew, help="Zipf exponent of partition rates")
+    p.add_argument("--utilisation", type=float, default=d.utilisation,
+                   help="total arrival rate / total capacity of all consumers")
+    p.add_argument("--capacity", type=float, default=d.capacity, help="messages/s per consumer")
+    p.add_argument("--kills", default="0,1,2,3,4,5", help="comma-separated numbers of consumers to kill")
+    p.add_argument("--strategies", default=",".join(f"{a}/{p}" for a, p in VARIANTS),
+                   help="comma-separated assignor/protocol pairs")
+    p.add_argument("--kill-sets", type=int, default=d.kill_sets, help="random victim sets averaged per cell")
+    p.add_argument("--heartbeat-ms", type=int, default=d.heartbeat_ms)
+    p.add_argument("--session-timeout-ms", type=int, default=d.session_timeout_ms)
+    p.add_argument("--duration-s", type=float, default=d.duration_ms / 1000)
+    p.add_argument("--kill-at-s", type=float, default=d.kill_at_ms / 1000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="out/sim-consumers", help="directory for results.json, table.md, plot")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+
+
+def _spec(args: argparse.Namespace) -> GridSpec:
+    try:
+        kills = tuple(int(x) for x in str(args.kills).split(",") if x.strip())
+        variants = tuple(tuple(v.split("/", 1)) for v in str(args.strategies).split(",") if v.strip())
+    except ValueError:
+        raise InputError(f"bad --kills {args.kills!r}", hint="e.g. --kills 0,1,2,3") from None
+    if any(len(v) != 2 for v in variants):
+        raise InputError(f"bad --strategies {args.strategies!r}", hint="e.g. balanced/eager,range/eager")
+    if any(not 0 <= k < args.consumers for k in kills):
+        raise InputError(f"--kills must be within 0..{args.consumers - 1}", hint="kill fewer consumers")
+    if args.duration_s <= args.kill_at_s:
+        raise InputError("--duration-s must exceed --kill-at-s", hint="e.g. --kill-at-s 20 --duration-s 80")
+    return GridSpec(
+        consumers=args.consumers, partitions=args.partitions, skew=args.skew, utilisation=args.utilisation,
+        capacity=args.capacity, kills=kills, variants=variants,  # type: ignore[arg-type]
+        kill_at_ms=int(args.kill_at_s * 1000), duration_ms=int(args.duration_s * 1000),
+        heartbeat_ms=args.heartbeat_ms, session_timeout_ms=args.session_timeout_ms, seed=args.seed,
+        kill_sets=args.kill_sets,
+    )
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = "| " + " | ".join(c[1] for c in COLUMNS) + " |"
+    sep = "|" + "|".join("---" for _ in COLUMNS) + "|"
+    lines = [head, sep]
+    for r in rows:
+        r = {**r, "variant": f"{r['assignor']}/{r['protocol']}"}
+        lines.append("| " + " | ".join(fmt.format(r[k]) for k, _, fmt in COLUMNS) + " |")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    spec = _spec(args)
+    with tqdm(total=len(spec.kills) * len(spec.variants), desc="simulate consumers", file=sys.stderr) as bar:
+        rows = run_grid(spec, progress=bar.update)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_bytes(orjson.dumps({"spec": spec.__dict__, "rows": rows},
+                                                    option=orjson.OPT_INDENT_2))
+    md = table(rows)
+    (out / "table.md").write_text(md + "\n")
+    plot = plot_grid(rows, out / "consumers.png",
+                     f"{spec.consumers} consumers, {spec.partitions} partitions (Zipf {spec.skew}), "
+                     f"utilisation {spec.utilisation}")
+    if args.json:
+        sys.stdout.buffer.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2) + b"\n")
+        return 0
+    print(md)
+    lat = compare(rows, "paper/eager", "range/eager")
+    if lat:
+        print("\npaper vs range, p50 latency (positive = paper lower): "
+              + ", ".join(f"{k} killed: {v:+.1%}" for k, v in lat.items()))
+    print(f"\nwrote {out / 'results.json'}, {out / 'table.md'}, {plot}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="simulate consumers")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except InputError as exc:
+        print(exc.render(), file=sys.stderr)
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
