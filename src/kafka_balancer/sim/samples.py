@@ -127,12 +127,14 @@ def _prepare(snap: Snapshot, spec: SampleSpec, seed: int) -> tuple[Truth, Iterat
     nw_in = snap.leader_load[:, NW_IN].copy()
     rf = snap.rf.astype(np.int64)
     consumer = np.maximum(snap.leader_load[:, NW_OUT] - nw_in * (rf - 1), 0.0)
-    # Consumer groups per topic: the fan-out, rounded (each group reads the partition once).
+    # Consumer groups per topic: enough that no group reads faster than the topic is written; the
+    # consumer bytes of a partition are shared equally among its topic's groups.
     ratio = np.divide(consumer, nw_in, out=np.zeros(p_count), where=nw_in > 0)
     groups_t = np.zeros(len(snap.topics), dtype=np.int64)
     for t in range(len(snap.topics)):
         sel = snap.topic_idx == t
-        groups_t[t] = max(0, round(float(np.median(ratio[sel])))) if sel.any() else 0
+        top = float(ratio[sel].max()) if sel.any() else 0.0
+        groups_t[t] = int(np.ceil(top - 1e-9)) if top > 0 else 0
     groups = groups_t[snap.topic_idx]
 
     # Messages written since the first round (whole messages) and the retention dynamics.

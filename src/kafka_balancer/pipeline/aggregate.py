@@ -1,0 +1,129 @@
+"""Per-window aggregates of raw samples, one DataFrame per record type (the pipeline's first stage).
+
+Windows are tumbling, aligned to the epoch (``window`` = start in ms), as in Cruise Control's sample
+aggregator. Only aggregations are used here, so the same functions run on a batch DataFrame and on a
+streaming one (with a watermark on ``event_time``; Spark keeps the open windows as state and emits each
+window once, when the watermark passes its end).
+
+* counters (broker CPU seconds; per topic and broker bytes) keep every point of the window,
+  ``pts = [(ts, value, ...)]`` (a few per window), so that resets inside a window can be seen;
+* offsets and sizes (the big tables) keep only the first and the last value of the window.
+
+Example (a broker with two CPU samples in window 0 and one in window 1, 60 s windows)::
+
+    >>> aggs = window_aggregates(samples, 60_000)                          # doctest: +SKIP
+    >>> aggs["broker"].select("window", "n").orderBy("window").collect()   # doctest: +SKIP
+    [Row(window=0, n=2), Row(window=60000, n=1)]
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from kafka_balancer.pipeline.schemas import RECORD_TYPES
+
+
+def _window(window_ms: int) -> Column:
+    return F.window("event_time", f"{window_ms} milliseconds").alias("w")
+
+
+def _grouped(samples: DataFrame, rtype: str, keys: list[str], window_ms: int) -> tuple[DataFrame, list[str]]:
+    df = samples.where(F.col("type") == rtype)
+    return df, ["cluster", *keys]
+
+
+def _finish(df: DataFrame) -> DataFrame:
+    return df.withColumn("window", F.unix_millis(F.col("w.start"))).drop("w")
+
+
+def broker_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
+    """cluster, broker, window, n, last_ts, rack, host, alive (last), cores, pts[(ts, cpu_seconds)]."""
+    df, keys = _grouped(samples, "broker", ["broker"], window_ms)
+    return _finish(
+        df.groupBy(*keys, _window(window_ms)).agg(
+            F.count(F.lit(1)).alias("n"),
+            F.max("ts").alias("last_ts"),
+            F.max_by("rack", "ts").alias("rack"),
+            F.max_by("host", "ts").alias("host"),
+            F.max_by("alive", "ts").alias("alive"),
+            F.max("cpu_cores").alias("cores"),
+            F.collect_list(
+                F.when(F.col("cpu_seconds").isNotNull() & ~F.isnan("cpu_seconds"),
+                       F.struct("ts", F.col("cpu_seconds").alias("v")))
+            ).alias("pts"),
+        )
+    )
+
+
+def topic_broker_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
+    """cluster, broker, topic, window, n, pts[(ts, bytes_in, bytes_out)]."""
+    df, keys = _grouped(samples, "topic_broker", ["broker", "topic"], window_ms)
+    return _finish(
+        df.groupBy(*keys, _window(window_ms)).agg(
+            F.count(F.lit(1)).alias("n"),
+            F.collect_list(F.struct("ts", "bytes_in", "bytes_out")).alias("pts"),
+        )
+    )
+
+
+def partition_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
+    """cluster, topic, partition, window, n, first/last ts and offsets, replicas, leader, isr (last)."""
+    df, keys = _grouped(samples, "partition", ["topic", "partition"], window_ms)
+    return _finish(
+        df.groupBy(*keys, _window(window_ms)).agg(
+            F.count(F.lit(1)).alias("n"),
+            F.min("ts").alias("first_ts"),
+            F.max("ts").alias("last_ts"),
+            F.min_by("log_end_offset", "ts").alias("first_leo"),
+            F.max_by("log_end_offset", "ts").alias("last_leo"),
+            F.min_by("log_start_offset", "ts").alias("first_lso"),
+            F.max_by("log_start_offset", "ts").alias("last_lso"),
+            F.max_by("replicas", "ts").alias("replicas"),
+            F.max_by("leader", "ts").alias("leader"),
+            F.max_by("isr", "ts").alias("isr"),
+            (F.min("leader") != F.max("leader")).alias("leader_moved"),
+        )
+    )
+
+
+def replica_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
+    """cluster, topic, partition, broker, window, n, first/last ts and size."""
+    df, keys = _grouped(samples, "replica", ["topic", "partition", "broker"], window_ms)
+    return _finish(
+        df.groupBy(*keys, _window(window_ms)).agg(
+            F.count(F.lit(1)).alias("n"),
+            F.min("ts").alias("first_ts"),
+            F.max("ts").alias("last_ts"),
+            F.min_by("size", "ts").alias("first_size"),
+            F.max_by("size", "ts").alias("last_size"),
+        )
+    )
+
+
+def group_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
+    """cluster, group, topic, partition, window, first/last ts and committed offset."""
+    df, keys = _grouped(samples, "group_offset", ["group", "topic", "partition"], window_ms)
+    return _finish(
+        df.groupBy(*keys, _window(window_ms)).agg(
+            F.min("ts").alias("first_ts"),
+            F.max("ts").alias("last_ts"),
+            F.min_by("committed", "ts").alias("first_c"),
+            F.max_by("committed", "ts").alias("last_c"),
+        )
+    )
+
+
+AGGREGATORS = {
+    "broker": broker_window_agg,
+    "topic_broker": topic_broker_window_agg,
+    "partition": partition_window_agg,
+    "replica": replica_window_agg,
+    "group_offset": group_window_agg,
+}
+assert tuple(AGGREGATORS) == RECORD_TYPES
+
+
+def window_aggregates(samples: DataFrame, window_ms: int) -> dict[str, DataFrame]:
+    """Every record type's window aggregate."""
+    return {rtype: fn(samples, window_ms) for rtype, fn in AGGREGATORS.items()}

@@ -1,0 +1,148 @@
+"""The batch pipeline: samples folder -> window tables (Parquet) -> snapshot + completeness report.
+
+    >>> result = run_batch(spark, "samples/", PipelineConfig(window_ms=300_000, windows=6))  # doctest: +SKIP
+    >>> result.snapshot["partitions"][0]["load"]["leader"]["nw_in"]                          # doctest: +SKIP
+    2000000.0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from kafka_balancer.errors import InputError
+from kafka_balancer.pipeline.aggregate import AGGREGATORS
+from kafka_balancer.pipeline.assemble import broker_summary, partition_summary, snapshot_dict
+from kafka_balancer.pipeline.completeness import check, completeness_report, missing_reason
+from kafka_balancer.pipeline.config import PipelineConfig
+from kafka_balancer.pipeline.cpu_model import CpuModel
+from kafka_balancer.pipeline.read import read_samples_by_type
+from kafka_balancer.pipeline.tables import WindowTables, window_tables
+
+
+@dataclass
+class BatchResult:
+    snapshot: dict[str, Any]
+    report: dict[str, Any]
+    cpu_model: CpuModel
+    tables: WindowTables
+    windows: list[int]
+    cluster: str
+
+
+def select_cluster(by_type: dict[str, DataFrame], wanted: str | None) -> str:
+    clusters = sorted(
+        {r["cluster"] for r in by_type["partition"].select("cluster").distinct().collect()}
+    )
+    if not clusters:
+        raise InputError("the samples hold no partition records",
+                         hint="check that the collector ran against a cluster with topics")
+    if wanted is None:
+        if len(clusters) > 1:
+            raise InputError(f"the samples hold several clusters: {', '.join(clusters)}",
+                             hint="pick one with --cluster")
+        return clusters[0]
+    if wanted not in clusters:
+        raise InputError(f"cluster {wanted!r} is not in the samples (found: {', '.join(clusters)})",
+                         hint="pick one with --cluster")
+    return wanted
+
+
+def closed_windows(partition_agg: DataFrame, window_ms: int, count: int) -> list[int]:
+    """The ``count`` latest windows that are closed (a later round exists), oldest first."""
+    row = partition_agg.agg(F.max("last_ts").alias("m")).first()
+    if row is None or row["m"] is None:
+        return []
+    open_start = int(row["m"]) // window_ms * window_ms
+    present = sorted(
+        int(r["window"]) for r in partition_agg.select("window").distinct().collect() if r["window"] < open_start
+    )
+    return present[-count:]
+
+
+def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -> BatchResult:
+    by_type = read_samples_by_type(spark, samples_dir)
+    cluster = select_cluster(by_type, cfg.cluster)
+    by_type = {t: df.where(F.col("cluster") == cluster) for t, df in by_type.items()}
+    aggs = {t: AGGREGATORS[t](df, cfg.window_ms).persist() for t, df in by_type.items()}
+    windows = closed_windows(aggs["partition"], cfg.window_ms, cfg.windows)
+    if not windows:
+        raise InputError(
+            f"no closed {cfg.window_ms // 1000}s window in the samples of cluster {cluster!r}",
+            hint="collect for longer than one window, or use a shorter --window",
+        )
+    base = windows[0] - cfg.window_ms
+    aggs = {t: a.where(F.col("window") >= base) for t, a in aggs.items()}
+    tables = window_tables(aggs, cfg.window_ms, windows, cfg.min_sample_ratio, cfg.cpu_min_obs, cfg.cpu_min_windows)
+    return finish(tables, cfg, cluster)
+
+
+def finish(tables: WindowTables, cfg: PipelineConfig, cluster: str) -> BatchResult:
+    """Summaries, completeness report and snapshot document from the window tables."""
+    pw = missing_reason(tables.partition_windows)
+    parts = partition_summary(pw).toPandas()
+    brokers = broker_summary(tables.broker_windows).toPandas()
+    report = completeness_report(
+        parts[["topic", "partition", "leader", "valid_windows", "reasons"]],
+        brokers[["broker", "cpu_valid_windows", "cpu_windows"]],
+        tables.windows,
+        cfg.valid_windows_needed(),
+        cfg.min_valid_ratio,
+    )
+    report["cluster"] = cluster
+    report["cpu_model"] = tables.cpu_model.as_dict()
+    snap = snapshot_dict(parts, brokers, cfg.capacity, cfg.broker_capacity, name=cluster)
+    return BatchResult(snap, report, tables.cpu_model, tables, tables.windows, cluster)
+
+
+def write_outputs(result: BatchResult, out: str | Path, tables_dir: str | Path | None, report_path: str | Path | None) -> None:
+    """Validates and writes the snapshot; writes the window tables (Parquet) and the report (JSON)."""
+    from kafka_balancer.model.snapshot_io import snapshot_from_dict, write_snapshot
+
+    out = Path(out)
+    if report_path is not None:
+        rp = Path(report_path)
+        rp.parent.mkdir(parents=True, exist_ok=True)
+        rp.write_bytes(orjson.dumps(result.report, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
+    if tables_dir is not None:
+        write_window_tables(result.tables, tables_dir)
+    write_snapshot(snapshot_from_dict(result.snapshot, source=str(out)), out)
+
+
+def write_window_tables(tables: WindowTables, tables_dir: str | Path) -> None:
+    """``partition_windows/`` and ``broker_windows/`` partitioned by cluster and window (Parquet, dynamic
+    partition overwrite: rewriting a window replaces it)."""
+    d = Path(tables_dir)
+    for name, df in (("partition_windows", tables.partition_windows), ("broker_windows", tables.broker_windows)):
+        (df.repartition("cluster", "window").write.mode("overwrite")
+           .option("partitionOverwriteMode", "dynamic")
+           .partitionBy("cluster", "window").parquet(str(d / name)))
+
+
+def run_batch(
+    spark: SparkSession,
+    samples_dir: str | Path,
+    cfg: PipelineConfig,
+    out: str | Path | None = None,
+    tables_dir: str | Path | None = None,
+    report_path: str | Path | None = None,
+) -> BatchResult:
+    """The whole batch job; raises InputError (after writing the report) when completeness is too low."""
+    result = compute(spark, samples_dir, cfg)
+    if out is not None:
+        try:
+            check(result.report)
+        except InputError:
+            if report_path is not None:
+                Path(report_path).parent.mkdir(parents=True, exist_ok=True)
+                Path(report_path).write_bytes(orjson.dumps(result.report, option=orjson.OPT_INDENT_2))
+            raise
+        write_outputs(result, out, tables_dir, report_path)
+    else:
+        check(result.report)
+    return result

@@ -1,0 +1,88 @@
+"""Per-partition loads per window (the third stage), from the rates of ``rates.py``.
+
+Kafka has no per-partition byte rates, so (``docs/samples-format.md``):
+
+* ``nw_in``: the topic's bytes-in rate on the leader, split over the partitions of that topic the
+  broker leads in proportion to their appended messages; without a JMX series, the leader replica's size
+  delta plus the bytes retention deleted (deleted messages × bytes per message) over the span;
+* ``nw_out`` (leader role): consumer bytes (the topic's bytes-out rate on the leader, split by the summed
+  committed-offset deltas of all groups, or by appended messages when no group committed) plus the
+  followers' replication fetches, ``nw_in × (RF − 1)``;
+* ``disk``: the leader replica's last size in the window (the largest replica when the leader's is
+  missing).
+
+Example: a broker leads p0 and p1 of topic t with 300 and 100 new messages, and t's bytes-in rate on it
+is 4000 B/s, so p0 gets 3000 B/s and p1 1000 B/s.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+PW_KEYS = ["cluster", "topic", "partition", "window"]
+
+
+def split_topic_rates(pdel: DataFrame, tb_rates: DataFrame, gdel: DataFrame) -> DataFrame:
+    """Adds ``nw_in_jmx`` and ``consumer_jmx`` (with _max/_p95) from the topic-broker rates."""
+    lead = Window.partitionBy("cluster", "topic", "leader", "window")
+    df = pdel.join(gdel.select(*PW_KEYS, "d_committed"), PW_KEYS, "left")
+    df = df.withColumn("_leo_tot", F.sum("d_leo").over(lead)).withColumn(
+        "_cons_tot", F.sum("d_committed").over(lead)
+    ).withColumn("_led", F.count("d_leo").over(lead))
+    in_share = F.when(F.col("_leo_tot") > 0, F.col("d_leo") / F.col("_leo_tot")).otherwise(
+        F.when(F.col("d_leo").isNotNull(), F.lit(1.0) / F.col("_led"))
+    )
+    out_share = F.when(F.col("_cons_tot") > 0, F.coalesce(F.col("d_committed"), F.lit(0)) / F.col("_cons_tot"))
+    df = df.withColumn("in_share", in_share).withColumn("out_share", F.coalesce(out_share, in_share))
+    tb = tb_rates.withColumnRenamed("broker", "leader")
+    df = df.join(tb, ["cluster", "topic", "leader", "window"], "left")
+    for stat in ("", "_max", "_p95"):
+        df = df.withColumn(f"nw_in_jmx{stat}", F.col("in_share") * F.col(f"in_rate{stat}"))
+        df = df.withColumn(f"consumer_jmx{stat}", F.col("out_share") * F.col(f"out_rate{stat}"))
+    return df.drop("_leo_tot", "_cons_tot", "_led")
+
+
+def leader_replica_sizes(rdel: DataFrame, pdel: DataFrame) -> DataFrame:
+    """Per partition and window: the leader replica's last size and delta, and the largest replica size."""
+    leaders = pdel.select(*PW_KEYS, F.col("leader").alias("broker"))
+    lr = rdel.join(leaders, [*PW_KEYS, "broker"], "inner").select(
+        *PW_KEYS,
+        F.col("last_size").alias("leader_size"),
+        F.col("d_size").alias("leader_d_size"),
+        F.col("span_ms").alias("size_span_ms"),
+    )
+    biggest = rdel.groupBy(*PW_KEYS).agg(F.max("last_size").alias("max_size"))
+    return biggest.join(lr, PW_KEYS, "left")
+
+
+def partition_loads(pdel: DataFrame, tb_rates: DataFrame, rdel: DataFrame, gdel: DataFrame) -> DataFrame:
+    """The partition window table: nw_in, nw_out, disk (+ max/p95 of the network rates) per window."""
+    df = split_topic_rates(pdel, tb_rates, gdel)
+    df = df.join(leader_replica_sizes(rdel, pdel), PW_KEYS, "left")
+    msgs = F.col("last_leo") - F.col("last_lso")
+    bpm = F.when(msgs > 0, F.coalesce(F.col("leader_size"), F.col("max_size")) / msgs)
+    span = F.when(F.col("size_span_ms") > 0, F.col("size_span_ms"))
+    size_in = F.greatest(
+        (F.col("leader_d_size") + F.col("d_lso") * bpm) / span * 1000.0, F.lit(0.0)
+    )
+    cons_span = F.when(F.col("span_ms") > 0, F.col("span_ms"))
+    size_cons = F.col("d_committed") * bpm / cons_span * 1000.0
+    repl = F.greatest(F.size("replicas") - 1, F.lit(0))
+    df = df.withColumn("nw_in_source", F.when(F.col("nw_in_jmx").isNotNull(), "jmx").when(
+        size_in.isNotNull(), "size"))
+    df = df.withColumn("nw_in", F.coalesce(F.col("nw_in_jmx"), size_in))
+    df = df.withColumn("consumer_out", F.coalesce(F.col("consumer_jmx"), size_cons, F.lit(0.0)))
+    df = df.withColumn("nw_out", F.col("consumer_out") + F.col("nw_in") * repl)
+    for stat in ("_max", "_p95"):
+        df = df.withColumn(f"nw_in{stat}", F.coalesce(F.col(f"nw_in_jmx{stat}"), F.col("nw_in")))
+        df = df.withColumn(
+            f"nw_out{stat}",
+            F.coalesce(F.col(f"consumer_jmx{stat}"), F.col("consumer_out")) + F.col(f"nw_in{stat}") * repl,
+        )
+    df = df.withColumn("disk", F.coalesce(F.col("leader_size"), F.col("max_size")).cast("double"))
+    return df.select(
+        *PW_KEYS, "n", "last_ts", "replicas", "leader", "isr", "leader_moved",
+        "nw_in", "nw_in_max", "nw_in_p95", "nw_out", "nw_out_max", "nw_out_p95", "consumer_out",
+        "disk", "nw_in_source", "d_leo", "d_lso", "span_ms",
+    )
