@@ -31,6 +31,8 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from kafka_balancer.consumer.assignors import paper
@@ -46,7 +48,15 @@ DEFAULT_TOLERANCE = 0.01
 
 def assign(problem: AssignmentProblem, *, protocol: str = EAGER, max_moves: int | None = None,
            tolerance: float = DEFAULT_TOLERANCE, max_steps: int | None = None) -> AssignmentResult:
-    """Assign with the ``balanced`` strategy; see the module docstring."""
+    """Assign with the ``balanced`` strategy; see the module docstring.
+
+    Zero-load partitions still count a little (1e-6 of the mean load, or 1e-6 when everything is
+    zero), so idle partitions are spread by count instead of piling onto one member.
+    """
+    if problem.n_partitions:
+        mean = float(problem.load.mean())
+        tiny = 1e-6 * (mean if mean > 0 else 1.0)
+        problem = dataclasses.replace(problem, load=problem.load + tiny, _cache={})
     M = problem.n_members
     owner = problem.prev_owner.copy()
     free = np.flatnonzero(owner < 0)

@@ -105,7 +105,10 @@ def fill_homogeneous(
         takers = np.array([int(np.argmin(cur / cap))])
         room = np.zeros(M)
         room[takers] = float(tl.sum())
+    # scale the rooms to the tail's load, so a light tail spreads over every member with room
+    # (in proportion to it) instead of filling the first rooms only
     bounds = np.cumsum(room[takers])
+    bounds *= float(tl.sum()) / float(bounds[-1])
     mid = np.cumsum(tl) - tl / 2.0
     slot = np.minimum(np.searchsorted(bounds, mid, side="right"), takers.size - 1)
     dest = takers[slot]

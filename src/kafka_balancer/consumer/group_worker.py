@@ -1,0 +1,92 @@
+"""A consumer process for real-group experiments and tests: consume, record, commit.
+
+``python -m kafka_balancer.consumer.group_worker --bootstrap B --group G --topic T --out FILE``
+joins group G with one of our assignors, appends ``partition offset`` for each record it
+processes to FILE (flushed before the offsets are committed: at-least-once, so a kill loses
+nothing), and ``# assigned ...`` / ``# revoked ...`` lines on rebalances. Stops on SIGTERM or after
+``--idle-exit-s`` seconds without records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+from typing import Any
+
+from kafka import ConsumerRebalanceListener, KafkaConsumer
+from kafka_balancer.consumer.kafka_adapter import LoadAwareAssignor
+from kafka_balancer.consumer.loads import LiveLoads
+
+
+class _Log(ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+
+    def _write(self, what: str, parts: Any) -> None:
+        items = ",".join(f"{tp.topic}-{tp.partition}" for tp in sorted(parts))
+        self.fh.write(f"# {what} {time.time():.3f} {items}\n")
+        self.fh.flush()
+
+    def on_partitions_revoked(self, revoked: Any) -> None:
+        self._write("revoked", revoked)
+
+    def on_partitions_assigned(self, assigned: Any) -> None:
+        self._write("assigned", assigned)
+
+    def on_partitions_lost(self, lost: Any) -> None:
+        self._write("lost", lost)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="group_worker")
+    p.add_argument("--bootstrap", required=True)
+    p.add_argument("--group", required=True)
+    p.add_argument("--topic", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--strategy", default="balanced")
+    p.add_argument("--protocol", default=None)
+    p.add_argument("--capacity", type=float, default=1.0)
+    p.add_argument("--session-ms", type=int, default=6000)
+    p.add_argument("--heartbeat-ms", type=int, default=1000)
+    p.add_argument("--idle-exit-s", type=float, default=0.0)
+    p.add_argument("--process-ms", type=float, default=0.0, help="simulated processing time per record")
+    p.add_argument("--live-loads", action="store_true")
+    args = p.parse_args(argv)
+    loads = LiveLoads(args.bootstrap, args.group, [args.topic], interval_s=2.0) if args.live_loads else None
+    assignor = LoadAwareAssignor(args.strategy, protocol=args.protocol, loads=loads, capacity=args.capacity)
+    consumer = KafkaConsumer(
+        bootstrap_servers=args.bootstrap, group_id=args.group, enable_auto_commit=False,
+        auto_offset_reset="earliest", partition_assignment_strategy=[assignor],
+        session_timeout_ms=args.session_ms, heartbeat_interval_ms=args.heartbeat_ms,
+        client_id=f"worker-{args.out.rsplit('/', 1)[-1]}",
+    )
+    stop = {"flag": False}
+    signal.signal(signal.SIGTERM, lambda *_: stop.update(flag=True))
+    last = time.monotonic()
+    with open(args.out, "a", buffering=1) as fh:
+        consumer.subscribe([args.topic], listener=_Log(fh))
+        while not stop["flag"]:
+            batch = consumer.poll(timeout_ms=200)
+            n = 0
+            for tp, records in batch.items():
+                for r in records:
+                    if args.process_ms:
+                        time.sleep(args.process_ms / 1000.0)
+                    fh.write(f"{tp.partition} {r.offset} {time.time():.4f} {r.timestamp}\n")
+                    n += 1
+            if n:
+                fh.flush()
+                consumer.commit()
+                last = time.monotonic()
+            elif args.idle_exit_s and time.monotonic() - last > args.idle_exit_s:
+                break
+    consumer.close()
+    if loads is not None:
+        loads.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
