@@ -1,0 +1,75 @@
+"""``kafka-balancer local-cluster up|down|status|kill-broker ID|start-broker ID``: a real local Kafka."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "local-cluster",
+        help="start/stop a real local Apache Kafka 4.x (KRaft) cluster on 127.0.0.1",
+        description="A real Kafka cluster on 127.0.0.1 from the jars `setup-jvm` fetched: N KRaft nodes "
+        "(the first --controllers are combined broker+controller nodes), broker.rack = simulated host, a "
+        "Prometheus JMX exporter per broker. Pids, ports and logs live in --state-dir.",
+    )
+    p.add_argument("action", choices=["up", "down", "status", "kill-broker", "start-broker"])
+    p.add_argument("broker_id", nargs="?", type=int, help="broker id for kill-broker / start-broker")
+    p.add_argument("--state-dir", type=Path, default=Path("out/local-cluster"),
+                   help="where pids, ports, configs, data and logs live (default: out/local-cluster)")
+    p.add_argument("--brokers", type=int, default=6, help="number of brokers (default 6)")
+    p.add_argument("--controllers", type=int, default=3,
+                   help="how many of the brokers are also KRaft controllers (default 3)")
+    p.add_argument("--brokers-per-host", type=int, default=2,
+                   help="brokers per simulated host; broker.rack = host label (default 2)")
+    p.add_argument("--base-port", type=int, default=19092,
+                   help="broker listeners at BASE.., metrics at BASE+100.., controllers at BASE+200.. "
+                   "(default 19092)")
+    p.add_argument("--heap-mb", type=int, default=320, help="JVM heap per node in MB (default 320)")
+    p.add_argument("--fresh", action="store_true", help="up: wipe an existing cluster in --state-dir first")
+    p.add_argument("--wipe", action="store_true", help="down: also delete the state dir (data and logs)")
+    p.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for readiness (default 180)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kafka_balancer.errors import InputError
+    from kafka_balancer.localcluster.cluster import LocalCluster, open_cluster
+    from kafka_balancer.localcluster.spec import ClusterSpec
+
+    def say(msg: str) -> None:
+        print(msg, file=sys.stderr)
+
+    if args.action in ("kill-broker", "start-broker") and args.broker_id is None:
+        raise InputError(f"{args.action} needs a broker id", hint=f"e.g. local-cluster {args.action} 3")
+    if args.action == "up":
+        spec = ClusterSpec(brokers=args.brokers, controllers=args.controllers,
+                           brokers_per_host=args.brokers_per_host, heap_mb=args.heap_mb)
+        cluster = LocalCluster(args.state_dir, spec, base_port=args.base_port, log=say)
+        secs = cluster.up(fresh=args.fresh, timeout_s=args.timeout)
+        say(f"local cluster ready in {secs:.1f} s: {len(cluster.nodes)} brokers")
+        print(cluster.bootstrap)
+        return 0
+    cluster = open_cluster(args.state_dir)
+    cluster._log = say
+    if args.action == "down":
+        stopped = cluster.down(wipe=args.wipe)
+        say(f"stopped {len(stopped)} node(s)" + (f": {stopped}" if stopped else " (none was running)"))
+    elif args.action == "status":
+        print(f"cluster {cluster.cluster_id} in {cluster.state_dir}")
+        print(f"bootstrap {cluster.bootstrap}")
+        print(f"{'id':>3} {'roles':<18} {'rack':<8} {'broker':>6} {'metrics':>7} {'ctrl':>6} {'pid':>8}"
+              "  state")
+        for st in cluster.status():
+            n = st.node
+            print(f"{n.node_id:>3} {n.roles:<18} {n.rack:<8} {n.broker_port:>6} {n.metrics_port:>7} "
+                  f"{n.controller_port or '-':>6} {st.pid or '-':>8}  "
+                  f"{'running' if st.running else 'stopped'}")
+    elif args.action == "kill-broker":
+        cluster.kill_broker(args.broker_id)
+    elif args.action == "start-broker":
+        secs = cluster.start_broker(args.broker_id, timeout_s=args.timeout)
+        say(f"broker {args.broker_id} back in {secs:.1f} s")
+    return 0

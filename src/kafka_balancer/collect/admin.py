@@ -1,0 +1,67 @@
+"""Connecting to a live cluster with kafka-python, with errors a user can act on.
+
+Everything that talks to a cluster (collector, executor, workload, local cluster readiness) opens its
+admin client here, so an unreachable bootstrap server gives the same one-line
+:class:`~kafka_balancer.errors.ClusterError` everywhere, within the given timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from kafka_balancer.errors import ClusterError, InputError
+
+DEFAULT_TIMEOUT_S = 15.0
+
+
+def check_bootstrap(bootstrap: str) -> str:
+    """Validate ``host:port[,host:port...]``; returns it stripped."""
+    text = bootstrap.strip()
+    for part in text.split(","):
+        host, sep, port = part.strip().rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise InputError(
+                f"bad --bootstrap {bootstrap!r}: {part.strip()!r} is not host:port",
+                hint="e.g. --bootstrap 127.0.0.1:19092 (several: comma-separated)",
+            )
+    return text
+
+
+@contextlib.contextmanager
+def quiet_kafka_logs(level: int = logging.CRITICAL) -> Iterator[None]:
+    """Silence kafka-python's connection-retry warnings while we poll or probe."""
+    logger = logging.getLogger("kafka")
+    old = logger.level
+    logger.setLevel(level)
+    try:
+        yield
+    finally:
+        logger.setLevel(old)
+
+
+def connect_admin(
+    bootstrap: str, timeout_s: float = DEFAULT_TIMEOUT_S, client_id: str = "kafka-balancer"
+) -> Any:
+    """A ``KafkaAdminClient`` for ``bootstrap``; raises ClusterError if no broker answers in ``timeout_s``."""
+    from kafka.admin import KafkaAdminClient
+    from kafka.errors import KafkaError
+
+    bootstrap = check_bootstrap(bootstrap)
+    ms = int(timeout_s * 1000)
+    try:
+        with quiet_kafka_logs():
+            return KafkaAdminClient(
+                bootstrap_servers=bootstrap,
+                client_id=client_id,
+                bootstrap_timeout_ms=ms,
+                request_timeout_ms=max(ms, 5000),
+            )
+    except (KafkaError, OSError) as exc:
+        raise ClusterError(
+            f"cannot reach Kafka at {bootstrap} within {timeout_s:g} s ({type(exc).__name__})",
+            hint="check --bootstrap host:port and that the brokers run "
+            "(`kafka-balancer local-cluster status` for the local cluster)",
+        ) from exc

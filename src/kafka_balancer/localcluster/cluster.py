@@ -1,0 +1,398 @@
+"""A real local Apache Kafka (KRaft) cluster on 127.0.0.1, started from the cached Maven jars.
+
+Used by ``kafka-balancer local-cluster``, the test fixture and the demo::
+
+    cluster = LocalCluster(Path("out/local-cluster"), ClusterSpec(brokers=6))
+    cluster.up()                 # format storage, start 6 JVMs, wait until all brokers registered
+    cluster.bootstrap            # "127.0.0.1:19092,127.0.0.1:19093,..."
+    cluster.kill_broker(4)       # SIGKILL
+    cluster.start_broker(4)      # same data dir, waits until it registered again
+    cluster.down()               # stops only the processes recorded in the state dir
+
+State directory layout: ``cluster.json`` (cluster id, spec, ports, pids) and ``node-<id>/`` with
+``server.properties``, ``jmx-exporter.yaml``, ``log4j2.properties``, ``data/`` and ``logs/``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs
+from kafka_balancer.errors import ClusterError, InputError
+from kafka_balancer.localcluster import processes
+from kafka_balancer.localcluster.spec import (
+    JMX_EXPORTER_CONFIG,
+    LOG4J2_CONFIG,
+    ClusterSpec,
+    NodeSpec,
+    jvm_command,
+    plan_nodes,
+    ports_from_base,
+    server_properties,
+    storage_format_command,
+)
+
+STATE_FILE = "cluster.json"
+DEFAULT_BASE_PORT = 19092
+AGENT_PREFIX = "jmx_prometheus_javaagent"
+
+
+@dataclass(frozen=True)
+class NodeStatus:
+    """One node as ``status`` reports it."""
+
+    node: NodeSpec
+    pid: int | None
+    running: bool
+
+
+def default_state_dir() -> Path:
+    return Path("out") / "local-cluster"
+
+
+def _new_cluster_id() -> str:
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def _jars() -> tuple[list[Path], Path]:
+    from kafka_balancer.jvm.artifacts import set_jars
+
+    jars = set_jars("kafka")
+    agents = [j for j in jars if j.name.startswith(AGENT_PREFIX)]
+    if not agents:
+        raise InputError("the JMX exporter agent jar is missing from the kafka artifact set",
+                         hint="run `kafka-balancer setup-jvm --force`")
+    return [j for j in jars if j not in agents], agents[0]
+
+
+class LocalCluster:
+    """A local KRaft cluster whose processes, ports and logs live in ``state_dir``."""
+
+    def __init__(
+        self,
+        state_dir: Path,
+        spec: ClusterSpec | None = None,
+        base_port: int | None = DEFAULT_BASE_PORT,
+        java: str = "java",
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.state_dir = Path(state_dir).resolve()
+        self.java = java
+        self._log = log or (lambda _msg: None)
+        self.base_port = base_port
+        self.cluster_id: str | None = None
+        self.nodes: list[NodeSpec] = []
+        self.pids: dict[int, int | None] = {}
+        self._pending_spec: ClusterSpec | None = None
+        self._procs: dict[int, subprocess.Popen[bytes]] = {}
+        stored = self._read_state()
+        if stored is not None:
+            self._adopt(stored, spec)
+        else:
+            self.spec = spec or ClusterSpec()
+            self.spec.validate()
+
+    # ---- state file -------------------------------------------------------------------------
+    @property
+    def state_file(self) -> Path:
+        return self.state_dir / STATE_FILE
+
+    def _read_state(self) -> dict[str, Any] | None:
+        try:
+            data: dict[str, Any] = json.loads(self.state_file.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read {self.state_file}: {exc}",
+                             hint="remove the state directory or use another --state-dir") from exc
+        return data
+
+    def _adopt(self, data: dict[str, Any], spec: ClusterSpec | None) -> None:
+        s = data["spec"]
+        stored = ClusterSpec(
+            brokers=s["brokers"], controllers=s["controllers"], brokers_per_host=s["brokers_per_host"],
+            heap_mb=s["heap_mb"], overrides=tuple(tuple(kv) for kv in s.get("overrides", [])),  # type: ignore[misc]
+        )
+        if spec is not None and (spec.brokers, spec.controllers, spec.brokers_per_host) != (
+            stored.brokers, stored.controllers, stored.brokers_per_host
+        ):
+            self._pending_spec = spec
+        self.spec = stored if spec is None else replace(stored, heap_mb=spec.heap_mb)
+        self.cluster_id = data["cluster_id"]
+        self.nodes = [NodeSpec(**n["node"]) for n in data["nodes"]]
+        self.pids = {int(n["node"]["node_id"]): n.get("pid") for n in data["nodes"]}
+
+    def _write_state(self) -> None:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        data = {
+            "version": 1,
+            "cluster_id": self.cluster_id,
+            "spec": {**asdict(self.spec), "overrides": [list(kv) for kv in self.spec.overrides]},
+            "bootstrap": self.bootstrap,
+            "nodes": [{"node": asdict(n), "pid": self.pids.get(n.node_id)} for n in self.nodes],
+        }
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=2) + "\n")
+        tmp.replace(self.state_file)
+
+    # ---- accessors --------------------------------------------------------------------------
+    @property
+    def exists(self) -> bool:
+        return bool(self.nodes)
+
+    @property
+    def bootstrap(self) -> str:
+        """All broker listeners, comma-separated (any one is enough to bootstrap a client)."""
+        return ",".join(n.bootstrap for n in self.nodes)
+
+    @property
+    def broker_ids(self) -> list[int]:
+        return [n.node_id for n in self.nodes]
+
+    def node(self, node_id: int) -> NodeSpec:
+        for n in self.nodes:
+            if n.node_id == node_id:
+                return n
+        raise InputError(
+            f"broker {node_id} is not part of the local cluster in {self.state_dir}",
+            hint=f"its brokers are {', '.join(map(str, self.broker_ids)) or 'none (run `up` first)'}",
+        )
+
+    def node_dir(self, node_id: int) -> Path:
+        return self.state_dir / f"node-{node_id}"
+
+    def hosts(self) -> dict[int, str]:
+        """Broker id -> simulated host label (= its ``broker.rack``)."""
+        return {n.node_id: n.rack for n in self.nodes}
+
+    def metrics_urls(self) -> dict[int, str]:
+        """Broker id -> its JMX exporter endpoint."""
+        return {n.node_id: f"http://127.0.0.1:{n.metrics_port}/metrics" for n in self.nodes}
+
+    def _marker(self, node_id: int) -> str:
+        return str(self.node_dir(node_id) / "server.properties")
+
+    def is_running(self, node_id: int) -> bool:
+        proc = self._procs.get(node_id)
+        if proc is not None and proc.pid == self.pids.get(node_id):
+            return proc.poll() is None  # our child: the exit status is authoritative
+        return processes.pid_runs(self.pids.get(node_id), self._marker(node_id))
+
+    def status(self) -> list[NodeStatus]:
+        return [NodeStatus(n, self.pids.get(n.node_id), self.is_running(n.node_id)) for n in self.nodes]
+
+    def admin(self, timeout_s: float = 15.0) -> Any:
+        """A kafka-python ``KafkaAdminClient`` on this cluster (caller closes it)."""
+        if not self.exists:
+            raise InputError(f"no local cluster in {self.state_dir}",
+                             hint="run `kafka-balancer local-cluster up`")
+        return connect_admin(self.bootstrap, timeout_s=timeout_s)
+
+    # ---- lifecycle --------------------------------------------------------------------------
+    def up(self, fresh: bool = False, timeout_s: float = 180.0) -> float:
+        """Start every node that is not running (formatting storage for a new cluster) and wait until
+        all brokers are registered and every metrics endpoint answers. Returns seconds taken."""
+        t0 = time.monotonic()
+        if fresh and self.exists:
+            self.down(wipe=True)
+        if self.exists and self._pending_spec is not None:
+            raise InputError(
+                f"{self.state_dir} holds a {self.spec.brokers}-broker cluster, not the one asked for",
+                hint="add --fresh to replace it, or use another --state-dir",
+            )
+        classpath, agent = _jars()
+        if not self.exists:
+            self._create(classpath)
+        todo = [n for n in self.nodes if not self.is_running(n.node_id)]
+        if todo:
+            processes.require_free([p for n in todo for p in self._ports(n)])
+        for n in todo:
+            self._start_node(n, classpath, agent)
+        self._write_state()
+        self.wait_ready(self.broker_ids, timeout_s=max(1.0, timeout_s - (time.monotonic() - t0)))
+        return time.monotonic() - t0
+
+    @staticmethod
+    def _ports(n: NodeSpec) -> list[int]:
+        return [n.broker_port, n.metrics_port] + ([n.controller_port] if n.controller_port else [])
+
+    def _create(self, classpath: list[Path]) -> None:
+        if self.base_port is None:
+            ports = processes.free_ports(self.spec.ports_needed)
+        else:
+            ports = ports_from_base(self.spec, self.base_port)
+            processes.require_free(ports)
+        nodes = plan_nodes(self.spec, ports)
+        shutil.rmtree(self.state_dir, ignore_errors=True)
+        self.cluster_id = _new_cluster_id()
+        for n in nodes:
+            d = self.node_dir(n.node_id)
+            (d / "logs").mkdir(parents=True, exist_ok=True)
+            (d / "server.properties").write_text(server_properties(self.spec, n, nodes, d / "data"))
+            (d / "jmx-exporter.yaml").write_text(JMX_EXPORTER_CONFIG)
+            (d / "log4j2.properties").write_text(LOG4J2_CONFIG)
+        self._log(f"formatting storage of {len(nodes)} nodes (cluster id {self.cluster_id})")
+        procs = [
+            subprocess.Popen(
+                storage_format_command(self.cluster_id, classpath, self.node_dir(n.node_id), self.java),
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            )
+            for n in nodes
+        ]
+        for n, p in zip(nodes, procs, strict=True):
+            out, _ = p.communicate()
+            if p.returncode != 0:
+                raise ClusterError(
+                    f"kafka.tools.StorageTool format failed for node {n.node_id} (exit {p.returncode}): "
+                    + " | ".join(out.strip().splitlines()[-3:]),
+                    hint=f"see {self.node_dir(n.node_id)}; `local-cluster up --fresh` starts over",
+                )
+        self.nodes = nodes
+        self.pids = {n.node_id: None for n in nodes}
+        self._pending_spec = None
+        self._write_state()
+
+    def _start_node(self, n: NodeSpec, classpath: list[Path], agent: Path) -> None:
+        d = self.node_dir(n.node_id)
+        (d / "logs").mkdir(parents=True, exist_ok=True)
+        with (d / "logs" / "stdout.log").open("ab") as out:
+            proc = subprocess.Popen(
+                jvm_command(self.spec, n, classpath, agent, d, self.java),
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True, cwd=d,
+            )
+        self.pids[n.node_id] = proc.pid
+        self._procs[n.node_id] = proc
+        self._log(f"started node {n.node_id} ({n.roles}, rack {n.rack}) pid {proc.pid} on {n.bootstrap}")
+
+    def wait_ready(self, broker_ids: Iterable[int], timeout_s: float = 120.0) -> None:
+        """Wait until the given brokers are registered and unfenced, and their metrics endpoints answer."""
+        want = set(broker_ids)
+        deadline = time.monotonic() + timeout_s
+        last = "no answer yet"
+        admin = None
+        try:
+            while True:
+                for nid in want:
+                    if not self.is_running(nid):
+                        log = self.node_dir(nid) / "logs"
+                        proc = self._procs.get(nid)
+                        code = proc.poll() if proc is not None else None
+                        raise ClusterError(
+                            f"local Kafka node {nid} exited while starting (exit code {code}): "
+                            + (processes.tail(log / "stdout.log", 3)
+                               or processes.tail(log / "server.log", 3)),
+                            hint=f"see {log}/server.log",
+                        )
+                try:
+                    if admin is None:
+                        admin = connect_admin(self.bootstrap, timeout_s=5.0)
+                    with quiet_kafka_logs():
+                        info = admin.describe_cluster()
+                    ready = {int(b["broker_id"]) for b in info["brokers"] if not b.get("is_fenced")}
+                    missing = want - ready
+                    if not missing and all(self._serving(nid) and self._metrics_up(nid) for nid in want):
+                        return
+                    last = f"brokers not yet registered: {sorted(missing)}" if missing else "metrics not up"
+                except ClusterError as exc:
+                    last = exc.message
+                except Exception as exc:  # kafka-python raises many kinds while nodes come up
+                    last = f"{type(exc).__name__}: {exc}"
+                if time.monotonic() > deadline:
+                    raise ClusterError(
+                        f"local cluster not ready after {timeout_s:.0f} s ({last})",
+                        hint=f"see the node logs under {self.state_dir}",
+                    )
+                time.sleep(0.5)
+        finally:
+            if admin is not None:
+                with quiet_kafka_logs():
+                    admin.close()
+
+    def _serving(self, node_id: int) -> bool:
+        """The broker answers requests on its own listener (a broker opens request processing only
+        after it caught up with the metadata log and was unfenced, so a just-restarted broker that the
+        controller still lists from before its kill does not count)."""
+        try:
+            probe = connect_admin(self.node(node_id).bootstrap, timeout_s=3.0)
+        except ClusterError:
+            return False
+        with quiet_kafka_logs():
+            probe.close()
+        return True
+
+    def _metrics_up(self, node_id: int) -> bool:
+        try:
+            with urllib.request.urlopen(self.metrics_urls()[node_id], timeout=2) as r:
+                return bool(r.status == 200)
+        except OSError:
+            return False
+
+    def down(self, wipe: bool = False, timeout_s: float = 20.0) -> list[int]:
+        """Stop the nodes this state dir started: brokers-only nodes first (they need the controllers
+        for a controlled shutdown), then the controllers, each group at once with SIGTERM and SIGKILL
+        after ``timeout_s``. ``wipe`` also deletes the state dir. Returns the ids that were stopped."""
+        stopped: list[int] = []
+        for group in ([n for n in self.nodes if not n.is_controller], [n for n in self.nodes if n.is_controller]):
+            targets = {n.node_id: self.pids.get(n.node_id) for n in group}
+            signalled = set(processes.stop_many(
+                [(pid, self._marker(nid)) for nid, pid in targets.items() if pid], timeout_s=timeout_s))
+            for nid, pid in targets.items():
+                if pid in signalled:
+                    stopped.append(nid)
+                    self._log(f"stopped node {nid} (pid {pid})")
+                self.pids[nid] = None
+        if wipe:
+            shutil.rmtree(self.state_dir, ignore_errors=True)
+            self.nodes, self.pids, self.cluster_id = [], {}, None
+        elif self.exists:
+            self._write_state()
+        return sorted(stopped)
+
+    def kill_broker(self, node_id: int) -> None:
+        """SIGKILL one node (fault injection)."""
+        n = self.node(node_id)
+        pid = self.pids.get(n.node_id)
+        if not pid or not processes.stop_pid(pid, self._marker(node_id), hard=True):
+            raise InputError(f"broker {node_id} is not running",
+                             hint="`local-cluster status` lists the nodes")
+        self.pids[node_id] = None
+        self._write_state()
+        self._log(f"killed broker {node_id} (pid {pid}, SIGKILL)")
+
+    def start_broker(self, node_id: int, timeout_s: float = 120.0) -> float:
+        """Start one stopped node again on its data and wait until it registered. Returns seconds."""
+        n = self.node(node_id)
+        t0 = time.monotonic()
+        if self.is_running(node_id):
+            raise InputError(f"broker {node_id} is already running (pid {self.pids.get(node_id)})")
+        classpath, agent = _jars()
+        processes.require_free(self._ports(n), wait_s=10.0)
+        self._start_node(n, classpath, agent)
+        self._write_state()
+        self.wait_ready([node_id], timeout_s=timeout_s)
+        return time.monotonic() - t0
+
+
+def open_cluster(state_dir: Path) -> LocalCluster:
+    """The cluster recorded in ``state_dir``; InputError if there is none."""
+    c = LocalCluster(state_dir)
+    if not c.exists:
+        raise InputError(
+            f"no local cluster in {Path(state_dir).resolve()}",
+            hint="start one with `kafka-balancer local-cluster up` (or pass --state-dir)",
+        )
+    return c
+
+
+__all__ = ["DEFAULT_BASE_PORT", "LocalCluster", "NodeStatus", "default_state_dir", "open_cluster"]

@@ -1,0 +1,97 @@
+"""Session-scoped real local Kafka cluster for tests marked ``kafka``.
+
+``kafka_cluster`` starts a 3-node KRaft cluster (every node broker+controller, one rack per node) on
+free loopback ports the first time a test asks for it, and stops it at the end of the session. It is
+lazy, so a run that selects no such test starts no JVM. After each test that used it, any broker the
+test left killed is started again, so tests do not depend on each other's faults.
+
+    def test_something(kafka_cluster):
+        admin = kafka_cluster.admin()          # kafka-python KafkaAdminClient (closed at teardown)
+        kafka_cluster.kill_broker(2)           # SIGKILL
+        kafka_cluster.start_broker(2)          # waits until it serves again
+        kafka_cluster.bootstrap                # "127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3"
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafka_balancer.localcluster.cluster import LocalCluster
+from kafka_balancer.localcluster.spec import ClusterSpec
+
+TEST_SPEC = ClusterSpec(brokers=3, controllers=3, brokers_per_host=1, heap_mb=256)
+
+
+class KafkaTestCluster:
+    """What tests see: bootstrap, fault injection, admin clients."""
+
+    def __init__(self, cluster: LocalCluster) -> None:
+        self.cluster = cluster
+        self._admins: list[Any] = []
+
+    @property
+    def bootstrap(self) -> str:
+        return self.cluster.bootstrap
+
+    @property
+    def broker_ids(self) -> list[int]:
+        return self.cluster.broker_ids
+
+    @property
+    def state_dir(self) -> Path:
+        return self.cluster.state_dir
+
+    def admin(self) -> Any:
+        """A new ``KafkaAdminClient`` on the cluster; closed at session end."""
+        a = self.cluster.admin()
+        self._admins.append(a)
+        return a
+
+    def kill_broker(self, broker_id: int) -> None:
+        self.cluster.kill_broker(broker_id)
+
+    def start_broker(self, broker_id: int) -> None:
+        self.cluster.start_broker(broker_id)
+
+    def is_running(self, broker_id: int) -> bool:
+        return self.cluster.is_running(broker_id)
+
+    def ensure_all_running(self) -> None:
+        for b in self.broker_ids:
+            if not self.cluster.is_running(b):
+                self.cluster.start_broker(b)
+
+    def close(self) -> None:
+        for a in self._admins:
+            with contextlib.suppress(Exception):
+                a.close()
+        self._admins.clear()
+        self.cluster.down(wipe=False)
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaTestCluster]:
+    state_dir = tmp_path_factory.mktemp("kafka-cluster")
+    cluster = LocalCluster(state_dir, TEST_SPEC, base_port=None)
+    handle = KafkaTestCluster(cluster)
+    atexit.register(cluster.down)  # backstop if the session dies before teardown
+    try:
+        cluster.up(fresh=True, timeout_s=180)
+        yield handle
+    finally:
+        handle.close()
+        atexit.unregister(cluster.down)
+
+
+@pytest.fixture(autouse=True)
+def _restart_killed_brokers(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    if "kafka_cluster" in request.fixturenames:
+        handle = request.getfixturevalue("kafka_cluster")
+        handle.ensure_all_running()

@@ -1,0 +1,35 @@
+"""The local cluster fixture itself: brokers, racks, metrics endpoints, kill and restart."""
+
+from __future__ import annotations
+
+import urllib.request
+
+import pytest
+
+from kafka_balancer.localcluster import processes
+
+pytestmark = pytest.mark.kafka
+
+
+def test_all_brokers_registered_with_racks(kafka_cluster):
+    info = kafka_cluster.admin().describe_cluster()
+    got = {b["broker_id"]: b["rack"] for b in info["brokers"]}
+    assert got == {1: "host-0", 2: "host-1", 3: "host-2"}
+
+
+def test_metrics_endpoint_exposes_cpu_and_cores(kafka_cluster):
+    url = kafka_cluster.cluster.metrics_urls()[1]
+    with urllib.request.urlopen(url, timeout=10) as r:
+        text = r.read().decode()
+    assert "process_cpu_seconds_total" in text
+    assert "os_available_processors" in text
+
+
+def test_kill_and_start_broker(kafka_cluster):
+    pid_before = kafka_cluster.cluster.pids[3]
+    kafka_cluster.kill_broker(3)
+    assert not processes.pid_runs(pid_before, "server.properties")
+    assert not kafka_cluster.is_running(3)
+    kafka_cluster.start_broker(3)
+    assert kafka_cluster.is_running(3)
+    assert kafka_cluster.cluster.pids[3] != pid_before
