@@ -51,7 +51,7 @@ def test_eager_pauses_everything_cooperative_only_what_moves() -> None:
 
 
 def test_paper_overloads_last_consumer_under_skew() -> None:
-    slow = {"kills": (), "capacities": (70.0,) * 3}
+    slow = {"kills": (), "capacities": (70.0,) * 3, "duration_ms": 60000}
     paper = simulate(SimConfig(**{**BASE.__dict__, **slow, "assignor": "paper"}))
     balanced = simulate(SimConfig(**{**BASE.__dict__, **slow, "assignor": "balanced"}))
     assert paper.max_member_util > 1.0 >= balanced.max_member_util
