@@ -186,6 +186,7 @@ class Outcome:
     moves: Moves | None = None
     violations: Violations | None = None
     metrics: dict[str, dict[str, float]] | None = None
+    counts: dict[str, float] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -197,6 +198,37 @@ def judge(before: Snapshot, plan: Plan, theta: float, eps: float) -> tuple[Moves
     viol = Violations(structural.rf, structural.distinct, structural.unknown, v.live_only, v.rack_spread,
                       v.host_spread)
     return moves(before, after), viol, evaluate(after, theta, eps)
+
+
+def count_balance(snap: Snapshot) -> dict[str, float]:
+    """What Cruise Control's default goals also balance and the seed-001 metrics do not, over live brokers:
+    the coefficient of variation of replica counts and of leader counts, and the highest *potential*
+    network-out utilisation (every replica a broker holds turned leader: Cruise Control's PotentialNwOutGoal).
+
+    >>> import numpy as np
+    >>> s = Snapshot.build(broker_ids=[0, 1], capacity=np.full((2, 4), 10.0), topics=["t"], topic_idx=[0, 0],
+    ...     partition=[0, 1], replicas=[[0, 1], [0, 1]], leader=[0, 0],
+    ...     leader_load=[[1, 1, 1, 4], [1, 1, 1, 2]], follower_load=[[1, 1, 1, 0], [1, 1, 1, 0]])
+    >>> count_balance(s)
+    {'replica_cv': 0.0, 'leader_cv': 1.0, 'max_potential_nw_out': 0.6}
+    """
+    live = snap.alive
+    n = snap.n_brokers
+    rep = snap.replicas
+    rows, cols = np.nonzero(rep >= 0)
+    brokers = rep[rows, cols]
+    replicas = np.bincount(brokers, minlength=n)[live].astype(np.float64)
+    has = snap.leader >= 0
+    leaders = np.bincount(snap.leader[has], minlength=n)[live].astype(np.float64)
+    potential = np.bincount(brokers, weights=snap.leader_load[rows, 3], minlength=n)
+    pot_util = potential[live] / snap.capacity[live, 3]
+
+    def cv(x: np.ndarray) -> float:
+        m = float(x.mean()) if x.size else 0.0
+        return float(x.std() / m) if m > 0 else 0.0
+
+    return {"replica_cv": cv(replicas), "leader_cv": cv(leaders),
+            "max_potential_nw_out": float(pot_util.max()) if pot_util.size else 0.0}
 
 
 def ratio(ours: float | None, theirs: float | None) -> str:
@@ -229,6 +261,12 @@ def _fmt(x: float | None, spec: str = ".3g") -> str:
     return "–" if x is None else format(x, spec)
 
 
+def _counts_cells(c: dict[str, float] | None) -> str:
+    if c is None:
+        return " | "
+    return f"{c['replica_cv']:.3f} / {c['leader_cv']:.3f} | {c['max_potential_nw_out']:.2f}"
+
+
 def _mean_sigma(o: Outcome) -> float | None:
     if o.metrics is None:
         return None
@@ -242,21 +280,23 @@ def render_case(case: dict[str, Any], outcomes: Sequence[Outcome]) -> str:
         f"partitions, {case['replicas']:,} replicas; η = {case['eta']:.2e}",
         "",
         "| planner | status | time s | peak RSS MB | replica moves | leader moves | GB moved "
-        "| σ cpu / disk / in / out | max γ cpu / disk / in / out | >θ | violations |",
-        "|---|---|---:|---:|---:|---:|---:|---|---|---:|---|",
+        "| σ cpu / disk / in / out | max γ cpu / disk / in / out | >θ | violations "
+        "| CV replicas / leaders | max potential nw_out |",
+        "|---|---|---:|---:|---:|---:|---:|---|---|---:|---|---|---:|",
     ]
     before = case["before"]
     lines.append(
         "| *before* | | | | | | | "
         + " / ".join(_fmt(before[r]["sigma"]) for r in RESOURCES) + " | "
         + " / ".join(_fmt(before[r]["gamma"], ".2f") for r in RESOURCES) + " | "
-        + str(int(sum(before[r]["over_theta"] for r in RESOURCES))) + " | |"
+        + str(int(sum(before[r]["over_theta"] for r in RESOURCES))) + " | | "
+        + _counts_cells(case.get("before_counts")) + " |"
     )
     for o in outcomes:
         status = o.status if not o.detail else f"{o.status}: {o.detail}"
         if o.metrics is None or o.moves is None or o.violations is None:
             lines.append(f"| {o.planner} | {status} | {_fmt(o.wall_s, '.2f')} | {_fmt(o.peak_rss_mb, '.0f')} "
-                         "| | | | | | | |")
+                         "| | | | | | | | | |")
             continue
         v = o.violations
         viol = "0" if v.total() == 0 else ", ".join(f"{k} {n}" for k, n in v.as_dict().items() if n)
@@ -266,7 +306,7 @@ def render_case(case: dict[str, Any], outcomes: Sequence[Outcome]) -> str:
             f"| {o.moves.replica_moves:,} | {o.moves.leader_moves:,} | {o.moves.bytes_moved / 1e9:,.1f} | "
             + " / ".join(_fmt(o.metrics[r]["sigma"]) for r in RESOURCES) + " | "
             + " / ".join(_fmt(o.metrics[r]["gamma"], ".2f") for r in RESOURCES)
-            + f" | {over} | {viol} |"
+            + f" | {over} | {viol} | {_counts_cells(o.counts)} |"
         )
     ours = next((o for o in outcomes if o.planner == "ours"), None)
     if ours is not None:
@@ -463,15 +503,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         m0 = evaluate(snap, args.theta, args.eps)
         info = {"name": snap.name or case, "preset": case, "brokers": snap.n_brokers,
                 "alive": int(snap.alive.sum()), "partitions": snap.n_partitions, "replicas": snap.n_replicas,
-                "eta": m0.eta, "before": m0.as_dict()}
+                "eta": m0.eta, "before": m0.as_dict(), "before_counts": count_balance(snap)}
         outcomes: list[Outcome] = []
         for planner in planners:
             print(f"[{case}] {planner} ...", file=sys.stderr, flush=True)
             out, plan_path = run_planner(planner, snap_path, cdir, args, cc_state)
             if plan_path is not None:
                 try:
-                    mv, viol, met = judge(snap, read_plan(plan_path), args.theta, args.eps)
-                    out.moves, out.violations, out.metrics, out.plan_entries = mv, viol, met.as_dict(), None
+                    plan = read_plan(plan_path)
+                    mv, viol, met = judge(snap, plan, args.theta, args.eps)
+                    out.moves, out.violations, out.metrics = mv, viol, met.as_dict()
+                    out.plan_entries = len(plan)
+                    out.counts = count_balance(apply_plan(snap, split_plan(snap, plan)[0]))
                 except Exception as exc:  # a plan our own reader refuses is a result too
                     out.status, out.detail = "invalid plan", str(exc)[:200]
             print(f"[{case}] {planner}: {out.status} {out.detail} wall={_fmt(out.wall_s, '.2f')}s",
@@ -518,6 +561,9 @@ def render_section(sections: Sequence[str], args: argparse.Namespace, cc_state: 
         "peak RSS = that whole process (`wait4` ru_maxrss), interpreter or JVM included.",
         "- violations: rf / distinct / unknown (malformed plan entries), live_only (replicas on dead brokers "
         "after the plan), rack_spread / host_spread (partitions on fewer racks / hosts than before).",
+        "- CV replicas / leaders: coefficient of variation of replica and leader counts per live broker; max "
+        "potential nw_out: highest network-out utilisation a broker would reach if all its replicas led "
+        "(Cruise Control balances these three; seed 001's metrics do not).",
         "- ratios are ours ÷ that planner: below 1 means ours is faster, moves fewer bytes, or is more even.",
         "- why Cruise Control wins where it does: `docs/cruise-control-notes.md`.",
         "",
