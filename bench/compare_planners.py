@@ -482,6 +482,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--md", default=str(ROOT / "docs" / "benchmarks.md"))
     ap.add_argument("--no-write", action="store_true", help="print the markdown, do not edit --md")
     args = ap.parse_args(argv)
+    args.load_start = os.getloadavg()[0]
     cases = [c for c in args.cases.split(",") if c]
     planners = [p for p in args.planners.split(",") if p]
     work = Path(args.work)
@@ -542,6 +543,15 @@ def _outcome_json(o: Outcome) -> dict[str, Any]:
     return d
 
 
+def _git_describe() -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
+                             text=True, timeout=10, check=False)
+        return out.stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
 def render_section(sections: Sequence[str], args: argparse.Namespace, cc_state: tuple[bool, str]) -> str:
     cmd = "bench/compare_planners.py " + " ".join(
         shlex.quote(a) for a in sys.argv[1:]) if sys.argv and sys.argv[0].endswith("compare_planners.py") \
@@ -554,8 +564,10 @@ def render_section(sections: Sequence[str], args: argparse.Namespace, cc_state: 
         "`kafka_balancer.model.plan_io.apply_plan`).",
         "",
         f"- command: `.venv/bin/python {cmd.strip()}`",
-        f"- machine: {platform.machine()}, {os.cpu_count()} cores (shared), Python "
+        f"- machine: {platform.machine()}, {os.cpu_count()} cores shared with other work (load average "
+        f"{args.load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end), Python "
         f"{platform.python_version()}; θ = {args.theta}, ε = {args.eps}, simulator seed {args.seed}",
+        f"- code: `{_git_describe()}` (`-dirty`: uncommitted changes in the tree, e.g. the planner in progress)",
         f"- Cruise Control harness (`bench/peers/cruise_control`): {cc_line}",
         "- time = planning only (snapshot parsing excluded), measured inside the planner's process; "
         "peak RSS = that whole process (`wait4` ru_maxrss), interpreter or JVM included.",
