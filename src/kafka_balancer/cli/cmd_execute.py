@@ -1,0 +1,116 @@
+"""``kafka-balancer execute``: apply a plan to a live cluster, safely (dry run unless --yes)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import orjson
+
+DEFAULT_JOURNAL = Path("out/executor/journal.jsonl")
+
+
+def byte_rate(text: str) -> int:
+    """``50000000``, ``50M``, ``50MB``, ``512K``, ``1G`` (powers of 1000); ``0`` = off."""
+    t = text.strip().upper().removesuffix("B").removesuffix("/S")
+    mult = {"K": 10**3, "M": 10**6, "G": 10**9}.get(t[-1:], 1)
+    num = t[:-1] if t[-1:] in "KMG" else t
+    try:
+        v = float(num) * mult
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--throttle must be bytes/s like 50M, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"--throttle must not be negative, got {text!r}")
+    return int(v)
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
+    return v
+
+
+def add_connection_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bootstrap", required=True, help="host:port of the cluster (comma-separated for several)")
+    p.add_argument("--timeout", type=float, default=15.0,
+                   help="seconds to wait for the bootstrap server before giving up (default 15)")
+    p.add_argument("--journal", type=Path, default=DEFAULT_JOURNAL,
+                   help=f"the execution journal (default {DEFAULT_JOURNAL})")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "execute",
+        help="apply a plan to a live cluster (dry run unless --yes; --resume after a crash)",
+        description="Validate the plan against the live cluster (topics, partitions, brokers, RF, no dead "
+        "destination), then, with --yes, submit reassignments in batches under a per-broker cap with a "
+        "replication throttle (cleared afterwards, whatever happens), poll to completion, elect preferred "
+        "leaders and verify. Every step goes to --journal; --resume continues an interrupted execution.",
+    )
+    p.add_argument("--plan", type=Path, help="plan JSON (kafka-reassign-partitions format)")
+    add_connection_options(p)
+    p.add_argument("--yes", action="store_true", help="apply (without it: only show what would happen)")
+    p.add_argument("--resume", action="store_true", help="continue the execution recorded in --journal")
+    p.add_argument("--throttle", type=byte_rate, default=50_000_000,
+                   help="replication throttle per broker in bytes/s, e.g. 50M (default 50M; 0 = none)")
+    p.add_argument("--max-per-broker", type=positive_int, default=5,
+                   help="concurrent replica moves a broker may take part in (default 5)")
+    p.add_argument("--max-in-flight", type=positive_int, default=50,
+                   help="concurrent reassignments in total (default 50)")
+    p.add_argument("--poll", type=float, default=1.0, help="seconds between polls (default 1)")
+    p.add_argument("--stall-timeout", type=float, default=600.0,
+                   help="give up (resumably) after this many seconds without progress (default 600)")
+    p.add_argument("--json", action="store_true", help="print the final report as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kafka_balancer.collect.admin import connect_admin
+    from kafka_balancer.errors import InputError
+    from kafka_balancer.executor.journal import Journal
+    from kafka_balancer.executor.kafka_adapter import KafkaAdapter
+    from kafka_balancer.executor.runner import ExecOptions, Executor, describe_plan
+    from kafka_balancer.model.plan_io import read_plan
+
+    if not args.resume and args.plan is None:
+        raise InputError("execute needs --plan PLAN.json (or --resume)")
+    if args.resume and args.plan is not None:
+        raise InputError("--resume takes the plan from the journal; drop --plan")
+    plan = read_plan(args.plan) if args.plan is not None else None
+    opts = ExecOptions(throttle=args.throttle, max_per_broker=args.max_per_broker,
+                       max_in_flight=args.max_in_flight, poll_s=args.poll,
+                       stall_timeout_s=args.stall_timeout, progress=not args.no_progress)
+    adapter = KafkaAdapter(connect_admin(args.bootstrap, timeout_s=args.timeout))
+    try:
+        ex = Executor(adapter, Journal(args.journal), opts)
+        if not args.yes:
+            if plan is None:
+                st = Journal(args.journal).state()
+                print(f"would resume {len(st.plan)} partitions from {args.journal}; add --yes")
+                return 0
+            tasks, _ = ex.prepare(plan)
+            for line in describe_plan(tasks):
+                print(line)
+            moving = sum(t.bytes_to_move for t in tasks)
+            print(f"dry run: {len(tasks)} partitions, {sum(len(t.adding) for t in tasks)} replica moves "
+                  f"({moving / 1e6:.2f} MB), {sum(1 for t in tasks if t.current[0] != t.target[0])} leader "
+                  f"changes; the plan is valid for this cluster. Add --yes to apply.")
+            return 0
+        report = ex.resume() if args.resume else ex.run(plan)  # type: ignore[arg-type]
+    finally:
+        adapter.close()
+    if args.json:
+        sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        print(f"{'verified' if report.verified else 'NOT verified'}: {report.partitions} partitions, "
+              f"{report.replica_moves} replica moves, {report.leader_moves} leader changes, "
+              f"{report.bytes_moved / 1e6:.2f} MB moved in {report.elapsed_s:.1f} s")
+        for line in report.problems[:20]:
+            print(f"  problem: {line}")
+    return 0 if report.verified else 1
