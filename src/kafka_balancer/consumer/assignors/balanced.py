@@ -79,8 +79,11 @@ def _moves(problem: AssignmentProblem, owner: IntArray) -> int:
 def _safety_net(problem: AssignmentProblem, owner: IntArray, max_moves: int | None, tolerance: float,
                 max_steps: int | None) -> IntArray:
     ours = float(normalised_loads(problem, owner).max())
+    lb = lower_bound(problem)
+    if ours <= lb * (1.0 + 1e-9):
+        return owner  # optimal: nothing can beat it
     fresh = bool((problem.prev_owner < 0).all())
-    if not fresh and ours <= (1.0 + tolerance) * lower_bound(problem):
+    if not fresh and ours <= (1.0 + tolerance) * lb:
         return owner
     for alt in (range_.assign, paper.assign):
         start = alt(problem).owner

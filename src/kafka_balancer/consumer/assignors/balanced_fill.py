@@ -85,7 +85,7 @@ def fill_homogeneous(
         return
     M = cur.shape[0]
     il = load[items]
-    order = np.argsort(-il, kind="stable")
+    order = np.argsort(-il)  # introsort: deterministic, and much faster than a stable sort on floats
     items = items[order]
     il = il[order]
     total = float(cur.sum() + il.sum())
