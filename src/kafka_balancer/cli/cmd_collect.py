@@ -1,0 +1,73 @@
+"""``kafka-balancer collect``: sample a live cluster into sample files (docs/samples-format.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _id_map(text: str, what: str) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        k, sep, v = part.partition("=")
+        if not sep or not k.strip().isdigit() or not v.strip():
+            raise argparse.ArgumentTypeError(f"{what}: expected ID=VALUE pairs, got {part!r}")
+        out[int(k)] = v.strip()
+    return out
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "collect",
+        help="sample a live cluster every interval into sample files (and optionally a topic)",
+        description="Every --interval: brokers/racks/liveness, replicas/leaders/ISR, replica sizes "
+        "(describe_log_dirs), log start/end offsets, consumer-group committed offsets and each broker's "
+        "JMX exporter (process CPU, BytesIn/BytesOut/MessagesIn per topic). See docs/samples-format.md.",
+    )
+    p.add_argument("--bootstrap", help="host:port of the cluster (default: the --local-cluster's)")
+    p.add_argument("--local-cluster", type=Path, metavar="STATE_DIR",
+                   help="take bootstrap, metrics endpoints and hosts from a `local-cluster` state dir")
+    p.add_argument("--interval", default="10s", help="time between rounds, e.g. 10s (default 10s)")
+    p.add_argument("--rounds", type=int, help="stop after this many rounds")
+    p.add_argument("--duration", help="stop after this long, e.g. 2m")
+    p.add_argument("--out", type=Path, required=True, help="directory for samples-*.jsonl")
+    p.add_argument("--cluster", default="local", help="cluster label in the records (default local)")
+    p.add_argument("--metrics", type=lambda s: _id_map(s, "--metrics"), default={},
+                   help="broker JMX exporter endpoints: 1=http://host:port/metrics,2=...")
+    p.add_argument("--hosts", type=lambda s: _id_map(s, "--hosts"), default={},
+                   help="physical host per broker: 1=hostA,2=hostA,3=hostB (default: advertised host)")
+    p.add_argument("--topic", nargs="?", const="__kafka_balancer_samples", default=None,
+                   help="also produce records to this topic (default name __kafka_balancer_samples)")
+    p.add_argument("--include-internal", action="store_true", help="also sample topics starting with __")
+    p.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for the cluster (default 15)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kafka_balancer.collect.collector import CollectOptions, collect, parse_interval
+    from kafka_balancer.errors import InputError
+
+    bootstrap, metrics, hosts = args.bootstrap, dict(args.metrics), dict(args.hosts)
+    if args.local_cluster is not None:
+        from kafka_balancer.localcluster.cluster import open_cluster
+
+        lc = open_cluster(args.local_cluster)
+        bootstrap = bootstrap or lc.bootstrap
+        metrics = metrics or lc.metrics_urls()
+        hosts = hosts or lc.hosts()
+    if not bootstrap:
+        raise InputError("collect needs --bootstrap (or --local-cluster STATE_DIR)")
+    if args.rounds is not None and args.rounds < 1:
+        raise InputError(f"--rounds must be at least 1, got {args.rounds}")
+    if not metrics:
+        print("note: no --metrics endpoints: cpu_seconds and topic byte counters will be null", file=sys.stderr)
+    opt = CollectOptions(
+        bootstrap=bootstrap, out_dir=args.out, interval_s=parse_interval(args.interval), rounds=args.rounds,
+        duration_s=parse_interval(args.duration) if args.duration else None, cluster=args.cluster,
+        metrics_urls=metrics, hosts=hosts, topic=args.topic, include_internal=args.include_internal,
+        timeout_s=args.timeout,
+    )
+    res = collect(opt)
+    print(f"{res.rounds} rounds, {res.records} records in {len(res.files)} file(s) under {args.out}")
+    return 0
