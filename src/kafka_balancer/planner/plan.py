@@ -75,14 +75,19 @@ def _balance(st: State, deadline: float, progress: Callable[[int], None] | None)
     moves = 0
     while time.monotonic() < deadline:
         v = st.violations()
-        # a violation no strategy could fix is retried only after the state has changed enough
+        # A violation no strategy could fix is retried once the state has changed enough; when nothing
+        # else is left, as soon as it has changed at all; never when nothing has moved since it failed.
         retry_after = max(8, len(failed_at))
+        fresh = v.copy()
         for (b, r), at in failed_at.items():
             if moves - at < retry_after:
+                fresh[b, r] = 0.0
+            if at == moves:
                 v[b, r] = 0.0
-        flat = int(np.argmax(v))
+        pick = fresh if fresh.max() > TOL else v
+        flat = int(np.argmax(pick))
         b, r = divmod(flat, v.shape[1])
-        if v[b, r] <= TOL:
+        if pick[b, r] <= TOL:
             break
         u = st.load[b, r] / st.cap[b, r]
         high = u > st.target[r]

@@ -14,6 +14,7 @@ from kafka_balancer.planner.state import TOL, State
 
 MAX_CANDIDATES = 24
 MAX_SOURCES = 6
+MAX_DESTINATIONS = 64
 
 
 def _candidate_order(contrib: np.ndarray, need: float, cost: np.ndarray) -> np.ndarray:
@@ -39,11 +40,14 @@ def shed(st: State, src: int, r: int) -> bool:
     ceiling = min(float(st.distribution_goal.hi[r]), st.theta) if u > st.theta else float(st.distribution_goal.hi[r])
     need = max((u - ceiling) * st.cap[src, r], 0.0)
     order = _candidate_order(contrib, need, st.disk_bytes[m])[:MAX_CANDIDATES]
-    util = st.load / st.cap
-    v0 = st.violations()
+    util_r = st.load[:, r] / st.cap[:, r]
+    # destinations in ascending order of load on r; only the least loaded are worth evaluating
+    dests = np.argsort(util_r, kind="stable")
+    dests = dests[st.alive[dests]][:MAX_DESTINATIONS]
+    load_d, cap_d = st.load[dests], st.cap[dests]
+    v0 = st.violation_of(load_d / cap_d)
     v0_sum = v0.sum(axis=1)
     sat0 = v0 <= TOL
-    util_r = util[:, r]
     for p in m[order].tolist():
         delta = st.role_load(p, src)
         v0s = st.violation_of(st.load[src] / st.cap[src])
@@ -51,15 +55,14 @@ def shed(st: State, src: int, r: int) -> bool:
         if np.any((v0s <= TOL) & (v1s > TOL)):
             continue
         gain_src = float(v0s.sum() - v1s.sum())
-        mask = st.dest_mask(p, src)
+        mask = st.dest_mask(p, src)[dests]
         if not mask.any():
             continue
-        v1 = st.violation_of((st.load + delta) / st.cap)
+        v1 = st.violation_of((load_d + delta) / cap_d)
         ok = mask & ~np.any(sat0 & (v1 > TOL), axis=1) & ((v0_sum - v1.sum(axis=1)) + gain_src > 1e-9)
         if not ok.any():
             continue
-        cand = np.nonzero(ok)[0]
-        dst = int(cand[np.argmin(util_r[cand])])
+        dst = int(dests[np.nonzero(ok)[0][0]])  # the first acceptable in ascending order of load
         st.move_replica(p, src, dst)
         return True
     return False

@@ -48,17 +48,16 @@ def swap_between(st: State, hi: int, lo: int, r: int) -> bool:
     v_lo1 = st.violation_of((st.load[lo] + net) / st.cap[lo])
     bad = np.any((v_hi0 <= TOL) & (v_hi1 > TOL), axis=2) | np.any((v_lo0 <= TOL) & (v_lo1 > TOL), axis=2)
     gain = (v_hi0.sum() + v_lo0.sum()) - (v_hi1.sum(axis=2) + v_lo1.sum(axis=2))
+    a_ok = np.array([st.spread_ok(int(pa), hi, lo) for pa in a], dtype=bool)
+    b_ok = np.array([pb < 0 or st.spread_ok(int(pb), lo, hi) for pb in b], dtype=bool)
+    bad |= ~(a_ok[:, None] & b_ok[None, :])
     gain = np.where(bad | (net[:, :, r] <= 0), -np.inf, gain)
     flat = np.argsort(-gain, axis=None, kind="stable")
-    for k in flat[:64].tolist():
+    for k in flat[:1].tolist():
         i, j = divmod(k, gain.shape[1])
         if gain[i, j] <= 1e-9:
             return False
         pa, pb = int(a[i]), int(b[j])
-        if not st.spread_ok(pa, hi, lo):
-            continue
-        if pb >= 0 and not st.spread_ok(pb, lo, hi):
-            continue
         st.move_replica(pa, hi, lo)
         if pb >= 0:
             st.move_replica(pb, lo, hi)

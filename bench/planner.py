@@ -1,0 +1,113 @@
+"""Planner benchmark: whole `kafka-balancer plan` command (read snapshot, plan, write plan) per cluster size.
+
+Run:  .venv/bin/python bench/planner.py [--cases paper,racks48,large,huge] [--seed 0] [--write-doc]
+
+Each case: the simulator writes a snapshot (not timed), then the plan command runs in a child process;
+wall time and the child's peak RSS are measured. With --write-doc the table replaces the planner section
+of docs/benchmarks.md (between the PLANNER markers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = str(ROOT / ".venv" / "bin" / "kafka-balancer")
+DESCR = {
+    "paper": "6 brokers (paper testbed)",
+    "racks48": "48 brokers / 2k partitions, 3 racks, 2 per host",
+    "large": "1,000 brokers / 100k partitions, RF 3",
+    "huge": "270 brokers / 430k partitions, RF 3 (1.29M replicas)",
+}
+
+
+def run_case(name: str, seed: int, tmp: Path) -> dict[str, object]:
+    snap = tmp / f"{name}.json"
+    subprocess.run(
+        [CLI, "simulate", "cluster", "--preset", name, "--seed", str(seed), "--out", str(snap)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    t0 = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    proc = subprocess.run(
+        [CLI, "plan", "--snapshot", str(snap), "--out", str(tmp / f"{name}-plan.json"), "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    wall = time.perf_counter() - t0
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    summary = json.loads(proc.stdout)
+    return {
+        "case": name,
+        "wall_s": round(wall, 2),
+        "plan_s": summary["seconds"],
+        "peak_mb": round(max(peak_kb, before) / 1024),
+        "replica_moves": summary["replica_moves"],
+        "leader_moves": summary["leader_moves"],
+        "bytes_ratio": round(summary["moved_bytes"] / summary["moved_bytes_lower_bound"], 2)
+        if summary["moved_bytes_lower_bound"] > 0
+        else None,
+        "balanced": summary["balanced_after"],
+        "max_gamma_after": round(max(v["gamma"] for v in summary["after"].values()), 3),
+        "snapshot_mb": round(snap.stat().st_size / 1e6, 1),
+    }
+
+
+def table(rows: list[dict[str, object]]) -> str:
+    head = (
+        "| case | whole command (s) | planning (s) | peak RSS (MB) | replica moves | leader moves "
+        "| bytes ÷ bound | balanced | max γ after | snapshot (MB) |"
+    )
+    lines = [head, "|" + "---|" * 10]
+    for r in rows:
+        lines.append(
+            f"| {DESCR.get(str(r['case']), r['case'])} | {r['wall_s']} | {r['plan_s']} | {r['peak_mb']} | "
+            f"{r['replica_moves']} | {r['leader_moves']} | {r['bytes_ratio']} | {r['balanced']} | "
+            f"{r['max_gamma_after']} | {r['snapshot_mb']} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", default="paper,racks48,large,huge")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--write-doc", action="store_true")
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        for name in args.cases.split(","):
+            print(f"running {name} ...", file=sys.stderr, flush=True)
+            rows.append(run_case(name, args.seed, Path(d)))
+            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    text = table(rows)
+    print(text)
+    if args.write_doc:
+        doc = ROOT / "docs" / "benchmarks.md"
+        body = doc.read_text() if doc.exists() else "# Benchmarks\n"
+        cmd = f".venv/bin/python bench/planner.py --cases {args.cases} --seed {args.seed} --write-doc"
+        block = (
+            f"<!-- PLANNER:BEGIN -->\n## Planner\n\nCommand: `{cmd}` (2 cores, whole command in a child "
+            f"process; peak RSS is the largest child's, simulator included).\n\n{text}\n<!-- PLANNER:END -->"
+        )
+        if "<!-- PLANNER:BEGIN -->" in body:
+            pre, rest = body.split("<!-- PLANNER:BEGIN -->", 1)
+            post = rest.split("<!-- PLANNER:END -->", 1)[1]
+            body = pre + block + post
+        else:
+            body = body.rstrip() + "\n\n" + block + "\n"
+        doc.write_text(body)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
