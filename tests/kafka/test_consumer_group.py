@@ -262,3 +262,31 @@ def test_cooperative_join_pauses_only_moved_partitions(kafka_cluster: Any, membe
     assert any(before[m.name] - moved for m in members[:3])  # somebody kept consuming throughout
     _wait(lambda: len(set().union(*(m.seen for m in members))) >= sent["n"], 60, "all consumed")
     assert len(set().union(*(m.seen for m in members))) == sent["n"]
+
+
+def test_locate_and_advise_on_a_live_group(kafka_cluster: Any, members: list[_Member],
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from kafka_balancer.cli.main import main
+    from kafka_balancer.consumer.group_locate import offsets_partition_for
+
+    admin = kafka_cluster.admin()
+    topic, group = "kb-consumer-advise", "kb-advise-group"
+    _topic(admin, topic, 6)
+    produced = _produce(kafka_cluster.bootstrap, topic, [50] * 6)
+    m = _Member("advise-0", kafka_cluster.bootstrap, group, topic, LoadAwareAssignor("balanced"))
+    members.append(m)
+    m.start()
+    _wait(lambda: len(m.seen) >= sum(produced.values()), 60, "consumed")
+    time.sleep(1)
+    assert main(["group", "locate", "--group", group, "--bootstrap", kafka_cluster.bootstrap, "--json"]) == 0
+    loc = json.loads(capsys.readouterr().out)
+    assert loc["offsets_partition"] == offsets_partition_for(group, loc["partitions"])
+    assert loc["coordinator"] == loc["find_coordinator"]  # our formula agrees with the broker's answer
+    assert main(["consumers", "advise", "--group", group, "--bootstrap", kafka_cluster.bootstrap,
+                 "--samples", "2", "--interval-s", "1", "--per-consumer", "100", "--json"]) == 0
+    adv = json.loads(capsys.readouterr().out)
+    assert adv["members"] == 1 and adv["partitions"] == 6 and adv["lag"] == 0
+    assert adv["divisor_counts"] == {"m_minus_z": 1, "m_plus_z": 2}
+    assert adv["throughput_count"] == 1  # nothing is arriving
