@@ -180,6 +180,7 @@ class Outcome:
     status: str  # "ok", "timeout", "failed", "blocked"
     detail: str = ""
     wall_s: float | None = None
+    cpu_s: float | None = None
     peak_rss_mb: float | None = None
     peak_heap_mb: float | None = None
     plan_entries: int | None = None
@@ -279,14 +280,14 @@ def render_case(case: dict[str, Any], outcomes: Sequence[Outcome]) -> str:
         f"#### {case['name']} — {case['brokers']} brokers ({case['alive']} live), {case['partitions']:,} "
         f"partitions, {case['replicas']:,} replicas; η = {case['eta']:.2e}",
         "",
-        "| planner | status | time s | peak RSS MB | replica moves | leader moves | GB moved "
+        "| planner | status | time s | CPU s | peak RSS MB | replica moves | leader moves | GB moved "
         "| σ cpu / disk / in / out | max γ cpu / disk / in / out | >θ | violations "
         "| CV replicas / leaders | max potential nw_out |",
-        "|---|---|---:|---:|---:|---:|---:|---|---|---:|---|---|---:|",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|---|---:|",
     ]
     before = case["before"]
     lines.append(
-        "| *before* | | | | | | | "
+        "| *before* | | | | | | | | "
         + " / ".join(_fmt(before[r]["sigma"]) for r in RESOURCES) + " | "
         + " / ".join(_fmt(before[r]["gamma"], ".2f") for r in RESOURCES) + " | "
         + str(int(sum(before[r]["over_theta"] for r in RESOURCES))) + " | | "
@@ -295,14 +296,15 @@ def render_case(case: dict[str, Any], outcomes: Sequence[Outcome]) -> str:
     for o in outcomes:
         status = o.status if not o.detail else f"{o.status}: {o.detail}"
         if o.metrics is None or o.moves is None or o.violations is None:
-            lines.append(f"| {o.planner} | {status} | {_fmt(o.wall_s, '.2f')} | {_fmt(o.peak_rss_mb, '.0f')} "
-                         "| | | | | | | | | |")
+            lines.append(f"| {o.planner} | {status} | {_fmt(o.wall_s, '.2f')} | {_fmt(o.cpu_s, '.2f')} "
+                         f"| {_fmt(o.peak_rss_mb, '.0f')} | | | | | | | | | |")
             continue
         v = o.violations
         viol = "0" if v.total() == 0 else ", ".join(f"{k} {n}" for k, n in v.as_dict().items() if n)
         over = int(sum(o.metrics[r]["over_theta"] for r in RESOURCES))
         lines.append(
-            f"| {o.planner} | {status} | {_fmt(o.wall_s, '.2f')} | {_fmt(o.peak_rss_mb, '.0f')} "
+            f"| {o.planner} | {status} | {_fmt(o.wall_s, '.2f')} | {_fmt(o.cpu_s, '.2f')} "
+            f"| {_fmt(o.peak_rss_mb, '.0f')} "
             f"| {o.moves.replica_moves:,} | {o.moves.leader_moves:,} | {o.moves.bytes_moved / 1e9:,.1f} | "
             + " / ".join(_fmt(o.metrics[r]["sigma"]) for r in RESOURCES) + " | "
             + " / ".join(_fmt(o.metrics[r]["gamma"], ".2f") for r in RESOURCES)
@@ -310,14 +312,15 @@ def render_case(case: dict[str, Any], outcomes: Sequence[Outcome]) -> str:
         )
     ours = next((o for o in outcomes if o.planner == "ours"), None)
     if ours is not None:
-        lines += ["", "| ours ÷ | time | bytes moved | σ cpu | σ disk | σ nw_in | σ nw_out | mean σ |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += ["", "| ours ÷ | time | CPU time | bytes moved | σ cpu | σ disk | σ nw_in | σ nw_out | mean σ |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for o in outcomes:
             if o.planner == "ours":
                 continue
             ok = o.metrics is not None and ours.metrics is not None
             cells = [
                 ratio(ours.wall_s, o.wall_s) if o.status == "ok" and ours.status == "ok" else "n/a",
+                ratio(ours.cpu_s, o.cpu_s) if o.status == "ok" and ours.status == "ok" else "n/a",
                 ratio(ours.moves.bytes_moved if ours.moves else None,
                       o.moves.bytes_moved if o.moves else None),
             ]
@@ -358,11 +361,11 @@ WORKERS: dict[str, Callable[[Snapshot, float, float, int], Plan]] = {
 
 def worker_main(args: argparse.Namespace) -> int:
     snap = read_snapshot(args.snapshot)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     plan = WORKERS[args.planner](snap, args.theta, args.eps, args.seed)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     write_plan(plan, args.plan)
-    Path(args.stats).write_text(json.dumps({"wall_s": wall, "entries": len(plan)}))
+    Path(args.stats).write_text(json.dumps({"wall_s": wall, "cpu_s": cpu, "entries": len(plan)}))
     return 0
 
 
@@ -439,9 +442,11 @@ def run_planner(planner: str, snap_path: Path, work: Path, args: argparse.Namesp
                        peak_rss_mb=res.peak_rss_mb), None
     stats = json.loads(stats_path.read_text())
     heap = stats.get("peak_heap_bytes")
-    out = Outcome(planner, "ok", wall_s=float(stats["wall_s"]), peak_rss_mb=res.peak_rss_mb,
+    cpu = stats.get("cpu_s")
+    out = Outcome(planner, "ok", wall_s=float(stats["wall_s"]), cpu_s=None if cpu is None else float(cpu),
+                  peak_rss_mb=res.peak_rss_mb,
                   peak_heap_mb=None if heap is None else heap / 2**20,
-                  extra={k: v for k, v in stats.items() if k not in ("wall_s", "peak_heap_bytes")})
+                  extra={k: v for k, v in stats.items() if k not in ("wall_s", "cpu_s", "peak_heap_bytes")})
     return out, plan_path
 
 
@@ -569,7 +574,8 @@ def render_section(sections: Sequence[str], args: argparse.Namespace, cc_state: 
         f"{platform.python_version()}; θ = {args.theta}, ε = {args.eps}, simulator seed {args.seed}",
         f"- code: `{_git_describe()}` (`-dirty`: uncommitted changes in the tree, e.g. the planner in progress)",
         f"- Cruise Control harness (`bench/peers/cruise_control`): {cc_line}",
-        "- time = planning only (snapshot parsing excluded), measured inside the planner's process; "
+        "- time / CPU s = wall-clock / CPU time of planning only (snapshot parsing excluded), measured inside "
+        "the planner's process (CPU time is the fairer one on a shared machine); "
         "peak RSS = that whole process (`wait4` ru_maxrss), interpreter or JVM included.",
         "- violations: rf / distinct / unknown (malformed plan entries), live_only (replicas on dead brokers "
         "after the plan), rack_spread / host_spread (partitions on fewer racks / hosts than before).",

@@ -171,7 +171,7 @@ def test_render_case_marks_blocked_planners() -> None:
             "before": judge(snap, Plan(()), 0.8, 0.1)[2].as_dict()}
     md = render_case(info, [ours, cc])
     assert "| cc | blocked: harness not built: no artifact |" in md
-    assert "| cc | n/a | n/a | n/a | n/a | n/a | n/a | n/a |" in md
+    assert "| cc | n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a |" in md
 
 
 def test_docstring_examples_hold() -> None:

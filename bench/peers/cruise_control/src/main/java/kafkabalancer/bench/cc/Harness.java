@@ -4,7 +4,7 @@
  * Loads a kafka-balancer snapshot (docs: shared/docs/snapshot-format.md) into Cruise Control's ClusterModel,
  * runs GoalOptimizer with Cruise Control's default goal list, and writes
  *   --plan  : kafka-reassign-partitions JSON of the changed partitions, replicas[0] = leader
- *   --stats : {"wall_s", "peak_heap_bytes", "proposals", "violated_goals_after", "goals", "settings", ...}
+ *   --stats : {"wall_s", "cpu_s", "peak_heap_bytes", "proposals", "violated_goals_after", "goals", "settings", ...}
  *
  * Written against the public classes of Cruise Control 2.5.x as read from its source (ClusterModel,
  * GoalOptimizer, OptimizationOptions, KafkaMetricDef). STATUS: NEVER COMPILED -- no Cruise Control release
@@ -38,6 +38,7 @@ import java.io.File;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -79,9 +80,13 @@ public final class Harness {
       for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
         pool.resetPeakUsage();
       }
+      ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+      long c0 = threads.getCurrentThreadCpuTime();
       long t0 = System.nanoTime();
+      // with an explicit cluster model the optimizer runs every goal in this thread
       OptimizerResult result = optimizer.optimizations(model, goals, new OperationProgress(), null, options);
       double wall = (System.nanoTime() - t0) / 1e9;
+      double cpu = (threads.getCurrentThreadCpuTime() - c0) / 1e9;
       long peakHeap = 0;
       for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
         if (pool.getType() == MemoryType.HEAP) {
@@ -91,6 +96,7 @@ public final class Harness {
       writePlan(json, result, new File(opt.get("--plan")));
       ObjectNode stats = json.createObjectNode();
       stats.put("wall_s", wall);
+      stats.put("cpu_s", cpu);
       stats.put("peak_heap_bytes", peakHeap);
       stats.put("fast_mode", fast);
       stats.put("proposals", result.goalProposals().size());
