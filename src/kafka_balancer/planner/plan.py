@@ -157,7 +157,7 @@ def _plan_once(
     leadership.restore_preferred(st)
     left = _balance(st, t0 + time_limit, progress)
     if tighten_leaders:
-        tighten.tighten(st, max_moves=max(100, snap.n_brokers * 4))
+        tighten.tighten(st, max_moves=max(100, snap.n_brokers * 4), deadline=t0 + time_limit)
     add = bounds.brokers_to_add(snap, theta)
     if add:
         warnings.append(f"the cluster as a whole is above θ={theta}: add {add} broker(s) of the present size")

@@ -7,6 +7,8 @@ and keeps every goal that holds. Stops when no broker improves or after ``max_mo
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from kafka_balancer.model.snapshot import CPU, NW_OUT
@@ -28,10 +30,10 @@ def _keeps_goals(st: State, b: int, delta: np.ndarray) -> bool:
     return not np.any((v0 <= TOL) & (v1 > TOL)) and float(v1.sum()) <= float(v0.sum()) + TOL
 
 
-def tighten(st: State, max_moves: int, min_dev: float = 0.01) -> int:
+def tighten(st: State, max_moves: int, deadline: float, min_dev: float = 0.01) -> int:
     done: set[int] = set()
     moves = 0
-    while moves < max_moves:
+    while moves < max_moves and time.monotonic() < deadline:
         u = st.load[:, ROLE_RESOURCES] / st.cap[:, ROLE_RESOURCES]
         t = st.target[ROLE_RESOURCES]
         dev = np.where(t > 0, (u - t) / np.where(t > 0, t, 1.0), 0.0).max(axis=1)
@@ -41,18 +43,20 @@ def tighten(st: State, max_moves: int, min_dev: float = 0.01) -> int:
         s = int(np.argmax(dev))
         if dev[s] <= min_dev:
             break
-        if not _step(st, s):
+        f = _step(st, s)
+        if f is None:
             done.add(s)
         else:
             moves += 1
-            done.clear()
+            done.discard(f)  # only the two brokers that changed can have new options
     return moves
 
 
-def _step(st: State, s: int) -> bool:
+def _step(st: State, s: int) -> int | None:
+    """Hand one leadership from ``s`` to a follower; returns that follower, or None."""
     leaders = st.leaders_of(s)
     if leaders.size == 0:
-        return False
+        return None
     weight = (st.LF[leaders][:, ROLE_RESOURCES] / st.cap[s, ROLE_RESOURCES]).sum(axis=1)
     order = np.argsort(-weight, kind="stable")[:MAX_CANDIDATES]
     base_s = float((_dev(st, st.load[s], s) ** 2).sum())
@@ -64,5 +68,5 @@ def _step(st: State, s: int) -> bool:
             after = after_s + float((_dev(st, st.load[f] + delta, f) ** 2).sum())
             if after < before - 1e-9 and _keeps_goals(st, s, -delta) and _keeps_goals(st, f, delta):
                 st.move_leadership(p, f)
-                return True
-    return False
+                return f
+    return None
