@@ -402,7 +402,7 @@ def build_cc_harness(log: Path) -> tuple[bool, str]:
     """Build the Cruise Control harness once (``mvn -q package``); (ok, first Maven error line)."""
     if CC_JAR.exists():
         return True, ""
-    cmd = ["mvn", "-q", "-B", "-f", str(CC_DIR / "pom.xml"), "package", "-DskipTests"]
+    cmd = ["mvn", "-q", "-B", "-U", "-f", str(CC_DIR / "pom.xml"), "package", "-DskipTests"]
     res = run_child(cmd, 1200, log)
     if res.returncode == 0 and CC_JAR.exists():
         return True, ""
@@ -410,7 +410,7 @@ def build_cc_harness(log: Path) -> tuple[bool, str]:
     errors = [ln.removeprefix("[ERROR]").strip() for ln in text.splitlines() if ln.startswith("[ERROR]")]
     errors = [e for e in errors if e] or [text.strip()[-300:]]
     first = next((e for e in errors if "Could not" in e or "Failed" in e), errors[0])
-    return False, first.replace("|", "/")[:400]
+    return False, first.split(" -> [Help")[0].replace("|", "/")[:700]
 
 
 def run_planner(planner: str, snap_path: Path, work: Path, args: argparse.Namespace,
@@ -421,9 +421,9 @@ def run_planner(planner: str, snap_path: Path, work: Path, args: argparse.Namesp
     for p in (plan_path, stats_path):
         p.unlink(missing_ok=True)
     if planner in CC_PLANNERS:
-        ok, why = cc_state
+        ok = cc_state[0]
         if not ok:
-            return Outcome(planner, "blocked", f"harness not built: {why}"), None
+            return Outcome(planner, "blocked", "harness not built (Maven's error above)"), None
         cmd = ["java", f"-Xmx{args.cc_xmx}", "-jar", str(CC_JAR), "--snapshot", str(snap_path),
                "--plan", str(plan_path), "--stats", str(stats_path), "--theta", str(args.theta),
                "--eps", str(args.eps)] + (["--fast"] if planner == "cc-fast" else [])
@@ -584,6 +584,7 @@ def render_section(sections: Sequence[str], args: argparse.Namespace, cc_state: 
         "(Cruise Control balances these three; seed 001's metrics do not).",
         "- ratios are ours ÷ that planner: below 1 means ours is faster, moves fewer bytes, or is more even.",
         "- why Cruise Control wins where it does: `docs/cruise-control-notes.md`.",
+        "",
         "",
     ]
     return "\n".join(head) + "\n".join(sections)

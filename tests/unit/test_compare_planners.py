@@ -166,11 +166,11 @@ def test_render_case_marks_blocked_planners() -> None:
     snap = _cluster()
     mv, viol, met = judge(snap, Plan((PlanEntry("a", 0, (12, 13)),)), 0.8, 0.1)
     ours = Outcome("ours", "ok", wall_s=0.5, peak_rss_mb=50, moves=mv, violations=viol, metrics=met.as_dict())
-    cc = Outcome("cc", "blocked", "harness not built: no artifact")
+    cc = Outcome("cc", "blocked", "harness not built (Maven's error above)")
     info = {"name": "tiny", "brokers": 4, "alive": 4, "partitions": 3, "replicas": 6, "eta": 0.025,
             "before": judge(snap, Plan(()), 0.8, 0.1)[2].as_dict()}
     md = render_case(info, [ours, cc])
-    assert "| cc | blocked: harness not built: no artifact |" in md
+    assert "| cc | blocked: harness not built (Maven's error above) |" in md
     assert "| cc | n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a |" in md
 
 
