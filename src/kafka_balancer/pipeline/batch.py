@@ -100,7 +100,9 @@ def finish(tables: WindowTables, cfg: PipelineConfig, cluster: str) -> BatchResu
     return BatchResult(snap, report, tables.cpu_model, tables, tables.windows, cluster)
 
 
-def write_outputs(result: BatchResult, out: str | Path, tables_dir: str | Path | None, report_path: str | Path | None) -> None:
+def write_outputs(
+    result: BatchResult, out: str | Path, tables_dir: str | Path | None, report_path: str | Path | None
+) -> None:
     """Validates and writes the snapshot; writes the window tables (Parquet) and the report (JSON)."""
     from kafka_balancer.model.snapshot_io import snapshot_from_dict, write_snapshot
 

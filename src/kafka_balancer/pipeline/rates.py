@@ -34,82 +34,75 @@ def _adjacent_prev(keys: list[str], window_ms: int, cols: list[str]) -> tuple[Co
     return prev, prev.getField("window") == F.col("window") - F.lit(window_ms)
 
 
-def _intervals(pts: str, fields: list[str]) -> Column:
-    """array<struct<end_ts, dt, d_<field>...>> from a sorted array of points (ts, fields...)."""
-    deltas = ", ".join(
-        f"'d_{f}', try_element_at({pts}, i + 1).{f} - try_element_at({pts}, i).{f}" for f in fields
+def counter_intervals(agg: DataFrame, keys: list[str], window_ms: int, fields: list[str]) -> DataFrame:
+    """One row per interval between consecutive points of a counter series: cluster, keys, window (of
+    the interval's end), end_ts, dt (ms) and d_<field>. An interval counts only when its start lies in the
+    same window or the one just before."""
+    pts = agg.select("cluster", *keys, "window", F.explode("pts").alias("p")).select(
+        "cluster", *keys, "window", F.col("p.ts").alias("ts"), *[F.col(f"p.{f}").alias(f) for f in fields]
     )
-    return F.expr(
-        f"filter(transform(sequence(1, greatest(size({pts}) - 1, 1)), i -> named_struct("
-        f"'end_ts', try_element_at({pts}, i + 1).ts, "
-        f"'dt', try_element_at({pts}, i + 1).ts - try_element_at({pts}, i).ts, {deltas})), "
-        f"x -> x.dt IS NOT NULL AND x.dt > 0)"
+    w = Window.partitionBy("cluster", *keys).orderBy("ts")
+    iv = pts.select(
+        "cluster", *keys, "window", F.col("ts").alias("end_ts"),
+        (F.col("ts") - F.lag("ts").over(w)).alias("dt"),
+        F.lag("window").over(w).alias("prev_window"),
+        *[(F.col(f) - F.lag(f).over(w)).alias(f"d_{f}") for f in fields],
+    )
+    return iv.where((F.col("dt") > 0) & (F.col("prev_window") >= F.col("window") - F.lit(window_ms))).drop(
+        "prev_window"
     )
 
 
-def _sum(arr: str, expr: str, zero: str = "0D") -> Column:
-    return F.expr(f"aggregate({arr}, {zero}, (acc, x) -> acc + {expr})")
-
-
-def _rate_stats(arr: str, field: str, prefix: str, scale: str = "1000D") -> list[Column]:
-    """mean (Σd/Σdt), max and p95 of the interval rates of ``field`` (per second when scale is 1000)."""
-    rates = f"array_sort(transform({arr}, x -> x.{field} / x.dt * {scale}))"
-    total_dt = _sum(arr, "x.dt", "CAST(0 AS BIGINT)")
+def rate_stats(field: str, prefix: str, scale: Column | float = 1000.0) -> list[Column]:
+    """Aggregates over kept intervals: mean (sum of deltas over sum of dt), max and p95 of interval rates."""
+    sc = scale if isinstance(scale, Column) else F.lit(scale)
+    rate = F.col(field) / F.col("dt") * sc
     return [
-        (F.try_divide(_sum(arr, f"x.{field}"), total_dt) * F.expr(scale)).alias(prefix),
-        F.expr(f"array_max({rates})").alias(f"{prefix}_max"),
-        F.expr(f"try_element_at({rates}, CAST(greatest(1, ceil(0.95 * size({arr}))) AS INT))").alias(
-            f"{prefix}_p95"
-        ),
+        (F.try_divide(F.sum(field), F.sum("dt")) * sc).alias(prefix),
+        F.max(rate).alias(f"{prefix}_max"),
+        F.percentile(rate, F.lit(0.95)).alias(f"{prefix}_p95"),
     ]
-
-
-def _with_points(agg: DataFrame, keys: list[str], window_ms: int) -> DataFrame:
-    """Sorts ``pts`` and prepends the adjacent previous window's last point."""
-    df = agg.withColumn("pts", F.array_sort("pts"))
-    df = df.withColumn("last_pt", F.expr("try_element_at(pts, -1)"))
-    prev, adjacent = _adjacent_prev(keys, window_ms, ["last_pt"])
-    return df.withColumn(
-        "pts",
-        F.when(adjacent & prev.getField("last_pt").isNotNull(),
-               F.concat(F.array(prev.getField("last_pt")), F.col("pts"))).otherwise(F.col("pts")),
-    )
 
 
 def broker_cpu_rates(broker_agg: DataFrame, window_ms: int) -> DataFrame:
     """Per broker and window: ``cpu`` (% of the broker, mean), ``cpu_max``, ``cpu_p95``, ``cpu_intervals``,
-    and ``restarts`` (end times of intervals whose CPU counter went down)."""
-    df = _with_points(broker_agg, ["broker"], window_ms)
-    df = df.withColumn("iv", _intervals("pts", ["v"]))
-    df = df.withColumn("restarts", F.expr("transform(filter(iv, x -> x.d_v < 0), x -> x.end_ts)"))
-    df = df.withColumn("ok", F.expr("filter(iv, x -> x.d_v >= 0)"))
-    scale = "(100000D / greatest(cores, 1))"  # cpu-seconds per second -> percent of the broker
-    return df.select(
-        "cluster", "broker", "window", "n", "last_ts", "rack", "host", "alive", "cores",
-        *_rate_stats("ok", "d_v", "cpu", scale),
-        F.size("ok").alias("cpu_intervals"),
-        "restarts",
+    and ``restarts`` (intervals whose CPU counter went down)."""
+    keys = ["cluster", "broker", "window"]
+    iv = counter_intervals(broker_agg, ["broker"], window_ms, ["v"])
+    iv = iv.join(broker_agg.select(*keys, "cores"), keys, "left")
+    # cpu-seconds per ms -> percent of the broker per ms, so that the rate below is in percent
+    iv = iv.withColumn("d_pct", F.col("d_v") * F.lit(100_000.0) / F.greatest(F.col("cores"), F.lit(1)))
+    ok = iv.where(F.col("d_v") >= 0)
+    stats = ok.groupBy(*keys).agg(*rate_stats("d_pct", "cpu", 1.0), F.count(F.lit(1)).alias("cpu_intervals"))
+    restarts = iv.where(F.col("d_v") < 0).groupBy(*keys).agg(F.count(F.lit(1)).alias("restarts"))
+    return (
+        broker_agg.drop("pts")
+        .join(stats, keys, "left")
+        .join(restarts, keys, "left")
+        .fillna({"cpu_intervals": 0, "restarts": 0})
     )
 
 
-def topic_broker_rates(tb_agg: DataFrame, broker_rates: DataFrame, window_ms: int) -> DataFrame:
-    """Per broker, topic and window: ``in_rate`` and ``out_rate`` (bytes/s, mean; with _max/_p95)."""
-    df = _with_points(tb_agg, ["broker", "topic"], window_ms)
-    df = df.withColumn("iv", _intervals("pts", ["bytes_in", "bytes_out"]))
-    restarts = broker_rates.select("cluster", "broker", "window", "restarts")
-    df = df.join(restarts, ["cluster", "broker", "window"], "left")
-    df = df.withColumn(
-        "ok",
-        F.expr(
-            "filter(iv, x -> coalesce(x.d_bytes_in, 0D) >= 0 AND coalesce(x.d_bytes_out, 0D) >= 0 "
-            "AND NOT coalesce(array_contains(restarts, x.end_ts), false))"
-        ),
+def restart_intervals(broker_agg: DataFrame, window_ms: int) -> DataFrame:
+    """cluster, broker, end_ts of every interval in which the broker's CPU counter went down."""
+    iv = counter_intervals(broker_agg, ["broker"], window_ms, ["v"])
+    return iv.where(F.col("d_v") < 0).select("cluster", "broker", "end_ts", F.lit(True).alias("restart"))
+
+
+def topic_broker_rates(tb_agg: DataFrame, broker_agg: DataFrame, window_ms: int) -> DataFrame:
+    """Per broker, topic and window: ``in_rate`` and ``out_rate`` (bytes/s, mean; with _max/_p95).
+    Intervals with a negative delta, or in which the broker's CPU counter reset, are dropped."""
+    iv = counter_intervals(tb_agg, ["broker", "topic"], window_ms, ["bytes_in", "bytes_out"])
+    iv = iv.join(restart_intervals(broker_agg, window_ms), ["cluster", "broker", "end_ts"], "left")
+    ok = iv.where(
+        (F.coalesce(F.col("d_bytes_in"), F.lit(0.0)) >= 0)
+        & (F.coalesce(F.col("d_bytes_out"), F.lit(0.0)) >= 0)
+        & F.col("restart").isNull()
     )
-    return df.select(
-        "cluster", "broker", "topic", "window",
-        *_rate_stats("ok", "d_bytes_in", "in_rate"),
-        *_rate_stats("ok", "d_bytes_out", "out_rate"),
-        F.size("ok").alias("tb_intervals"),
+    return ok.groupBy("cluster", "broker", "topic", "window").agg(
+        *rate_stats("d_bytes_in", "in_rate"),
+        *rate_stats("d_bytes_out", "out_rate"),
+        F.count(F.lit(1)).alias("tb_intervals"),
     )
 
 

@@ -42,7 +42,7 @@ def window_tables(
     """Rates, loads, validity and CPU split for ``windows`` (aggregates may hold earlier windows too)."""
     keep = F.col("window").isin(windows)
     bw = broker_cpu_rates(aggs["broker"], window_ms)
-    tb = topic_broker_rates(aggs["topic_broker"], bw, window_ms)
+    tb = topic_broker_rates(aggs["topic_broker"], aggs["broker"], window_ms)
     pdel = partition_deltas(aggs["partition"], window_ms)
     rdel = replica_deltas(aggs["replica"], window_ms)
     gdel = group_deltas(aggs["group_offset"], window_ms)

@@ -1,0 +1,218 @@
+"""Structured Streaming: samples arriving on a Kafka topic (or as files) -> window aggregates with a
+watermark -> a fresh snapshot for every window that closes.
+
+One streaming query per record type parses the JSON values, sets a watermark on the sample time and
+runs the *same* window aggregation as the batch pipeline (``aggregate.py``) in append mode: Spark keeps
+each open window in its state store and writes it once, when the watermark passes its end, to a Parquet
+file sink (``STATE/aggs/<type>/``). The file sink and the checkpoint (``STATE/checkpoints/<type>/``) make
+that exactly-once across restarts: a batch that was interrupted is replayed under the same id and its
+files are committed once.
+
+:func:`emit_ready_windows` then takes every window that all queries have closed and that has no snapshot
+yet, runs the batch pipeline's window step (``tables.py``) on the stored aggregates (with the window
+before them as the base of the first interval and the history the CPU fit needs), writes the window
+tables of those windows (overwriting each window's partition only) and ``snapshot-<window start>.json``
+plus ``snapshot.json`` for the newest one. Polled every trigger, that is one snapshot per window; after
+a restart with a backlog, the backlog's windows get their tables and the newest its snapshot.
+
+The source is either Kafka (``kafka_source``; needs the ``spark_kafka`` jars) or a folder of JSON-lines
+files (``file_source``); both yield a ``value`` string column, and everything after is the same code.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming.query import StreamingQuery
+
+from kafka_balancer.pipeline.aggregate import AGGREGATORS
+from kafka_balancer.pipeline.batch import finish, write_window_tables
+from kafka_balancer.pipeline.config import PipelineConfig
+from kafka_balancer.pipeline.read import parse_json_values
+from kafka_balancer.pipeline.tables import WindowTables, window_tables
+
+DEFAULT_TOPIC = "__kafka_balancer_samples"
+Source = Callable[[], DataFrame]
+
+
+def kafka_source(spark: SparkSession, bootstrap: str, topic: str = DEFAULT_TOPIC,
+                 max_offsets: int | None = None) -> Source:
+    def make() -> DataFrame:
+        r = (spark.readStream.format("kafka")
+             .option("kafka.bootstrap.servers", bootstrap)
+             .option("subscribe", topic)
+             .option("startingOffsets", "earliest")
+             .option("failOnDataLoss", "false"))
+        if max_offsets:
+            r = r.option("maxOffsetsPerTrigger", str(max_offsets))
+        return r.load().select(F.col("value").cast("string").alias("value"))
+    return make
+
+
+def file_source(spark: SparkSession, directory: str | Path, max_files: int | None = None) -> Source:
+    def make() -> DataFrame:
+        r = spark.readStream.option("pathGlobFilter", "*.jsonl")
+        if max_files:
+            r = r.option("maxFilesPerTrigger", str(max_files))
+        return r.text(str(directory))
+    return make
+
+
+@dataclass
+class StreamingJob:
+    queries: dict[str, StreamingQuery]
+    state_dir: Path
+    emitted: list[int] = field(default_factory=list)
+
+    def stop(self) -> None:
+        for q in self.queries.values():
+            if q.isActive:
+                q.stop()
+
+    def await_all(self, timeout_s: int = 600) -> None:
+        for q in self.queries.values():
+            q.awaitTermination(timeout_s)
+            exc = q.exception()
+            if exc is not None:
+                raise RuntimeError(f"streaming query {q.name} failed: {exc}")
+
+    def watermark_ms(self) -> int | None:
+        """The lowest watermark over the queries (None until every query reported one)."""
+        marks = []
+        for q in self.queries.values():
+            prog: dict[str, Any] = q.lastProgress or {}
+            wm = prog.get("eventTime", {}).get("watermark")
+            if wm is None:
+                return None
+            marks.append(int(datetime.fromisoformat(wm.replace("Z", "+00:00")).timestamp() * 1000))
+        return min(marks) if marks else None
+
+
+def start(spark: SparkSession, source: Source, cfg: PipelineConfig, state_dir: str | Path,
+          lateness_ms: int = 60_000, trigger: dict[str, Any] | None = None) -> StreamingJob:
+    """Start one aggregation query per record type (``trigger``: e.g. ``{"availableNow": True}`` or
+    ``{"processingTime": "30 seconds"}``)."""
+    state = Path(state_dir)
+    trig = trigger or {"processingTime": "30 seconds"}
+    queries: dict[str, StreamingQuery] = {}
+    for rtype, fn in AGGREGATORS.items():
+        samples = parse_json_values(source()).where(F.col("type") == rtype)
+        if cfg.cluster is not None:
+            samples = samples.where(F.col("cluster") == cfg.cluster)
+        samples = samples.withWatermark("event_time", f"{lateness_ms} milliseconds")
+        agg = fn(samples, cfg.window_ms)
+        queries[rtype] = (
+            agg.writeStream.format("parquet")
+            .outputMode("append")
+            .option("path", str(state / "aggs" / rtype))
+            .option("checkpointLocation", str(state / "checkpoints" / rtype))
+            .queryName(f"kafka_balancer_{rtype}_{abs(hash(str(state))) % 10**6}")
+            .trigger(**trig)
+            .start()
+        )
+    return StreamingJob(queries, state)
+
+
+def read_aggregates(spark: SparkSession, state_dir: str | Path) -> dict[str, DataFrame] | None:
+    """The window aggregates written so far (None until every type has written something)."""
+    out = {}
+    for rtype in AGGREGATORS:
+        d = Path(state_dir) / "aggs" / rtype
+        if not (d / "_spark_metadata").is_dir():
+            return None
+        out[rtype] = spark.read.parquet(str(d))
+    return out
+
+
+def _emitted_path(out_dir: Path) -> Path:
+    return out_dir / "emitted.json"
+
+
+def emitted_windows(out_dir: str | Path) -> list[int]:
+    p = _emitted_path(Path(out_dir))
+    return sorted(orjson.loads(p.read_bytes())) if p.exists() else []
+
+
+def emit_ready_windows(spark: SparkSession, state_dir: str | Path, out_dir: str | Path, cfg: PipelineConfig,
+                       watermark_ms: int | None = None) -> list[int]:
+    """Snapshot every closed window not emitted yet; returns the windows emitted now.
+
+    A window is closed when its partition aggregates exist (the file sink writes a window only once the
+    watermark passed it) and, when ``watermark_ms`` is given, its end is at or below it (so every type's
+    query has closed it too).
+    """
+    from kafka_balancer.model.snapshot_io import snapshot_from_dict, write_snapshot
+
+    aggs = read_aggregates(spark, state_dir)
+    if aggs is None:
+        return []
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    w_ms = cfg.window_ms
+    present = sorted(int(r["window"]) for r in aggs["partition"].select("window").distinct().collect())
+    if watermark_ms is not None:
+        present = [w for w in present if w + w_ms <= watermark_ms]
+    done = set(emitted_windows(out))
+    todo = [w for w in present if w not in done]
+    if not todo:
+        return []
+    newest = todo[-1]
+    # History: the requested number of windows up to the newest, and every window to emit.
+    history = sorted({x for x in present if newest - cfg.windows * w_ms < x <= newest} | set(todo))
+    base = history[0] - w_ms
+    window_aggs = {t: a.where((F.col("window") >= base) & (F.col("window") <= newest)) for t, a in aggs.items()}
+    tables = window_tables(window_aggs, w_ms, history, cfg.min_sample_ratio, cfg.cpu_min_obs, cfg.cpu_min_windows)
+    # Window tables of the new windows (a window rewritten after a restart replaces itself).
+    is_new = F.col("window").isin(todo)
+    write_window_tables(
+        WindowTables(tables.partition_windows.where(is_new), tables.broker_windows.where(is_new),
+                     tables.cpu_model, todo),
+        out / "tables",
+    )
+    # One snapshot, for the newest window, over the last ``cfg.windows`` windows.
+    last_n = [x for x in history if x > newest - cfg.windows * w_ms]
+    in_n = F.col("window").isin(last_n)
+    clusters = [r["cluster"] for r in tables.partition_windows.select("cluster").distinct().collect()]
+    for cluster in clusters:
+        mine = F.col("cluster") == cluster
+        one = WindowTables(tables.partition_windows.where(mine & in_n), tables.broker_windows.where(mine & in_n),
+                           tables.cpu_model, last_n)
+        result = finish(one, cfg, cluster)
+        suffix = "" if len(clusters) == 1 else f"-{cluster}"
+        snap = snapshot_from_dict(result.snapshot, source=f"window {newest}")
+        write_snapshot(snap, out / f"snapshot{suffix}-{newest}.json")
+        write_snapshot(snap, out / f"snapshot{suffix}.json")
+        (out / f"report{suffix}-{newest}.json").write_bytes(
+            orjson.dumps(result.report, option=orjson.OPT_INDENT_2))
+    _emitted_path(out).write_bytes(orjson.dumps(sorted(done | set(todo))))
+    return todo
+
+
+def run_forever(spark: SparkSession, source: Source, cfg: PipelineConfig, state_dir: str | Path,
+                out_dir: str | Path, lateness_ms: int, poll_s: float = 10.0,
+                on_emit: Callable[[list[int]], None] | None = None, max_polls: int | None = None) -> None:
+    """The ``pipeline --from-kafka`` loop: keep the queries running, emit windows as they close."""
+    job = start(spark, source, cfg, state_dir, lateness_ms, {"processingTime": f"{int(poll_s)} seconds"})
+    polls = 0
+    try:
+        while max_polls is None or polls < max_polls:
+            time.sleep(poll_s)
+            polls += 1
+            for q in job.queries.values():
+                if q.exception() is not None:
+                    raise RuntimeError(f"streaming query {q.name} failed: {q.exception()}")
+            wm = job.watermark_ms()
+            if wm is not None:
+                new = emit_ready_windows(spark, state_dir, out_dir, cfg, wm)
+                if new and on_emit is not None:
+                    on_emit(new)
+    finally:
+        job.stop()
