@@ -72,8 +72,16 @@ class KafkaAdapter:
         return ClusterView(alive, parts, reassigning, sizes)
 
     def replica_sizes(self, brokers: Iterable[int], topics: set[str]) -> dict[tuple[str, int, int], int]:
+        """Replica sizes from ``describe_log_dirs``, one broker at a time: a broker that just died (and
+        is not yet fenced) is skipped instead of failing the whole poll."""
         out: dict[tuple[str, int, int], int] = {}
-        for entry in self._call("describe_log_dirs", self.admin.describe_log_dirs, None, sorted(brokers)):
+        entries = []
+        for b in sorted(brokers):
+            try:
+                entries += self._call("describe_log_dirs", self.admin.describe_log_dirs, None, [b])
+            except ClusterError:
+                continue
+        for entry in entries:
             b = int(entry["broker"])
             for d in entry["log_dirs"]:
                 for t in d.get("topics", []):

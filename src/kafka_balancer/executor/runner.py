@@ -207,6 +207,22 @@ class Executor:
                             elapsed_s=round(report.elapsed_s, 3), bytes_moved=report.bytes_moved)
         return report
 
+    def _poll(self, topics: set[str], with_sizes: bool = True) -> ClusterView:
+        """A view of the cluster, retrying while it does not answer (a broker restarting, a controller
+        election) for up to ``stall_timeout_s``."""
+        deadline = time.monotonic() + self.opt.stall_timeout_s
+        warned = False
+        while True:
+            try:
+                return self.adapter.view(topics, with_sizes=with_sizes)
+            except ClusterError as exc:
+                if time.monotonic() > deadline:
+                    raise
+                if not warned:
+                    self.say(f"cluster did not answer ({exc.message}); retrying")
+                    warned = True
+                time.sleep(max(self.opt.poll_s, 1.0))
+
     def _apply_observations(self, tasks: Sequence[Task], states: dict[TP, TaskState],
                             view: ClusterView) -> list[TP]:
         newly_moved: list[TP] = []
@@ -234,7 +250,7 @@ class Executor:
         last_progress = (time.monotonic(), -1, -1)
         try:
             while True:
-                view = self.adapter.view(topics)
+                view = self._poll(topics)
                 self._apply_observations(tasks, states, view)
                 dead = waiting_on_dead(tasks, states, view.alive)
                 for b in sorted(dead - dead_before):
@@ -251,7 +267,11 @@ class Executor:
                 batch = next_batch(tasks, states, view.alive, self.opt.max_per_broker, self.opt.max_in_flight)
                 if batch:
                     self.journal.append("submit", tps=[list(t.tp) for t in batch])
-                    refused = self.adapter.submit({t.tp: t.target for t in batch})
+                    try:
+                        refused = self.adapter.submit({t.tp: t.target for t in batch})
+                    except ClusterError as exc:  # controller busy or moving: the next poll retries
+                        self.say(f"submitting {len(batch)} reassignment(s) failed ({exc.message}); retrying")
+                        batch, refused = [], {}
                     for t in batch:
                         if t.tp in refused:
                             refusals[t.tp] = refusals.get(t.tp, 0) + 1
@@ -294,13 +314,16 @@ class Executor:
         deadline = time.monotonic() + self.opt.verify_timeout_s
         elected_once = False
         while True:
-            view = self.adapter.view(topics, with_sizes=False)
+            view = self._poll(topics, with_sizes=False)
             self._apply_observations(tasks, states, view)
             want = needs_election(tasks, states, view)
             if want and not elected_once:
                 self.say(f"preferred-leader election on {len(want)} partition(s)")
             if want:
-                self.adapter.elect_preferred(want)
+                try:
+                    self.adapter.elect_preferred(want)
+                except ClusterError as exc:
+                    self.say(f"leader election failed ({exc.message}); retrying")
                 self.journal.append("elect", tps=[list(tp) for tp in want])
                 elected_once = True
             if all(states[t.tp] is TaskState.DONE for t in tasks) or time.monotonic() > deadline:
@@ -311,7 +334,7 @@ class Executor:
         topics = {t.tp[0] for t in tasks}
         deadline = time.monotonic() + self.opt.verify_timeout_s
         while True:
-            problems = verify(tasks, self.adapter.view(topics, with_sizes=False))
+            problems = verify(tasks, self._poll(topics, with_sizes=False))
             if not problems or time.monotonic() > deadline:
                 return problems
             time.sleep(min(self.opt.poll_s, 1.0))
