@@ -1,0 +1,81 @@
+"""``kafka-balancer pipeline``: samples -> snapshot on Spark (batch from a folder, or streaming from Kafka)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from kafka_balancer.errors import InputError
+from kafka_balancer.pipeline.cli_common import add_window_options, config_from_args, spark_from_args, summary_lines
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "pipeline", help="turn collector samples into a snapshot with PySpark (batch or streaming)",
+        description="Batch: --samples DIR --out snap.json (also writes the window tables as Parquet and a "
+                    "completeness report). Streaming: --from-kafka BOOTSTRAP [--topic T] --out-dir DIR "
+                    "(a fresh snapshot per window; restartable from --state).",
+    )
+    add_batch_arguments(p)
+    p.add_argument("--from-kafka", default=None, metavar="BOOTSTRAP", help="stream samples from this cluster")
+    p.add_argument("--topic", default="__kafka_balancer_samples", help="samples topic (streaming)")
+    p.add_argument("--out-dir", default="out/pipeline", help="streaming: snapshots and window tables go here")
+    p.add_argument("--state", default=None, help="streaming: checkpoints and aggregates (default OUT_DIR/state)")
+    p.add_argument("--lateness", default="1m", help="streaming: watermark delay (default 1m)")
+    p.add_argument("--poll", default="10s", help="streaming: trigger interval (default 10s)")
+    p.add_argument("--max-polls", type=int, default=None, help="streaming: stop after this many polls")
+    p.set_defaults(func=run)
+
+
+def add_batch_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--samples", default=None, help="folder of samples (*.jsonl and/or parquet/<type>/)")
+    p.add_argument("--out", default=None, help="snapshot JSON to write")
+    p.add_argument("--tables", default=None, help="window tables folder (default: <out without .json>.windows)")
+    p.add_argument("--report", default=None, help="completeness report JSON (default: <out>.report.json)")
+    add_window_options(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.from_kafka:
+        return run_streaming(args)
+    return run_batch_cli(args)
+
+
+def run_batch_cli(args: argparse.Namespace) -> int:
+    from kafka_balancer.pipeline.batch import run_batch
+
+    if not args.samples or not args.out:
+        raise InputError("give --samples DIR and --out snap.json (or --from-kafka BOOTSTRAP to stream)",
+                         hint="e.g. kafka-balancer pipeline --samples out/samples --out out/snap.json")
+    cfg = config_from_args(args)
+    out = Path(args.out)
+    stem = out.with_suffix("") if out.suffix == ".json" else out
+    tables = Path(args.tables) if args.tables else stem.with_name(stem.name + ".windows")
+    report = Path(args.report) if args.report else stem.with_name(stem.name + ".report.json")
+    spark = spark_from_args(args)
+    result = run_batch(spark, args.samples, cfg, out=out, tables_dir=tables, report_path=report)
+    for line in summary_lines(result.report):
+        print(line)
+    print(f"snapshot: {out}  window tables: {tables}  report: {report}")
+    return 0
+
+
+def run_streaming(args: argparse.Namespace) -> int:
+    from kafka_balancer.pipeline import streaming
+    from kafka_balancer.pipeline.config import parse_duration_ms
+
+    cfg = config_from_args(args)
+    out = Path(args.out_dir)
+    state = Path(args.state) if args.state else out / "state"
+    spark = spark_from_args(args, kafka=True)
+    source = streaming.kafka_source(spark, args.from_kafka, args.topic)
+    poll_s = parse_duration_ms(args.poll) / 1000.0
+    print(f"streaming {args.topic} from {args.from_kafka}: snapshots in {out}, state in {state} (Ctrl-C stops)")
+
+    def on_emit(windows: list[int]) -> None:
+        print(f"windows {windows}: wrote {out / f'snapshot-{windows[-1]}.json'}", flush=True)
+
+    streaming.run_forever(spark, source, cfg, state, out, parse_duration_ms(args.lateness), poll_s, on_emit,
+                          args.max_polls)
+    return 0

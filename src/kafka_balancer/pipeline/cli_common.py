@@ -1,0 +1,109 @@
+"""What ``pipeline`` and ``snapshot`` share: the batch options, the Spark options, and the summary."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from kafka_balancer.errors import InputError
+from kafka_balancer.model.snapshot import RESOURCES
+from kafka_balancer.pipeline.config import PipelineConfig, parse_capacity, parse_duration_ms
+
+
+def _ratio(name: str) -> Any:
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+        if not 0 <= v <= 1:
+            raise argparse.ArgumentTypeError(f"{name} must be in [0, 1], got {v}")
+        return v
+
+    return parse
+
+
+def add_window_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--window", default="5m", help="window length (default 5m; e.g. 60s, 1h)")
+    p.add_argument("--windows", type=int, default=6, help="how many windows make the snapshot (default 6)")
+    p.add_argument("--cluster", default=None, help="cluster label to use when the samples hold several")
+    p.add_argument("--min-sample-ratio", type=_ratio("--min-sample-ratio"), default=0.5,
+                   help="a window counts with at least this share of the rounds seen in it (default 0.5)")
+    p.add_argument("--min-valid-windows", type=int, default=None,
+                   help="a partition counts with this many valid windows (default: half of --windows)")
+    p.add_argument("--min-valid-ratio", type=_ratio("--min-valid-ratio"), default=0.95,
+                   help="fail when fewer partitions than this share count (default 0.95)")
+    p.add_argument("--capacity", default="",
+                   help="broker capacity for every broker, e.g. cpu=100,disk=5e11,nw_in=1.25e8,nw_out=1.25e8 "
+                        "(defaults: cpu 100, disk 1e12 B, network 1.25e8 B/s)")
+    p.add_argument("--capacities", default=None,
+                   help='JSON file {"default": {...}, "brokers": {"<id>": {"disk": ...}}} of capacities')
+    p.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    p.add_argument("--driver-memory", default="1g", help="Spark driver memory (default 1g)")
+
+
+def config_from_args(args: argparse.Namespace) -> PipelineConfig:
+    if args.windows < 1:
+        raise InputError(f"--windows must be at least 1, got {args.windows}")
+    if args.min_valid_windows is not None and not 1 <= args.min_valid_windows <= args.windows:
+        raise InputError(f"--min-valid-windows must be between 1 and --windows ({args.windows})")
+    capacity = parse_capacity(args.capacity)
+    per_broker: dict[int, dict[str, float]] = {}
+    if args.capacities:
+        try:
+            doc = orjson.loads(Path(args.capacities).read_bytes())
+        except (OSError, orjson.JSONDecodeError) as exc:
+            raise InputError(f"cannot read --capacities {args.capacities}: {exc}",
+                             hint="give a JSON file with 'default' and/or 'brokers'") from None
+        for k, v in (doc.get("default") or {}).items():
+            if k not in RESOURCES:
+                raise InputError(f"--capacities: unknown resource {k!r}", hint=f"use {', '.join(RESOURCES)}")
+            capacity[k] = float(v)
+        for bid, caps in (doc.get("brokers") or {}).items():
+            bad = [k for k in caps if k not in RESOURCES]
+            if bad:
+                raise InputError(f"--capacities: broker {bid}: unknown resource {bad[0]!r}")
+            per_broker[int(bid)] = {k: float(v) for k, v in caps.items()}
+    return PipelineConfig(
+        window_ms=parse_duration_ms(args.window),
+        windows=args.windows,
+        min_sample_ratio=args.min_sample_ratio,
+        min_valid_windows=args.min_valid_windows,
+        min_valid_ratio=args.min_valid_ratio,
+        cluster=args.cluster,
+        capacity=capacity,
+        broker_capacity=per_broker,
+    )
+
+
+def spark_from_args(args: argparse.Namespace, kafka: bool = False) -> Any:
+    from kafka_balancer.pipeline.session import connector_jars, get_spark, spark_conf
+
+    jars = connector_jars(required=kafka)
+    return get_spark(spark_conf(master=args.master, driver_memory=args.driver_memory, jars=jars))
+
+
+def summary_lines(report: dict[str, Any]) -> list[str]:
+    m = report["cpu_model"]
+    w = m["normalised"]
+    if m["fitted"]:
+        r2 = "n/a" if m["r2"] is None else f"{m['r2']:.4f}"
+        fit = (f"cpu model: fitted on {m['observations']} broker-windows: leader in {w[0]:.3f}, leader out "
+               f"{w[1]:.3f}, follower in {w[2]:.3f} (rmse {m['rmse']:.3g} % cpu, r2 {r2})")
+    else:
+        fit = f"cpu model: fixed weights 0.7/0.15/0.15 ({m['reason']})"
+    lines = [
+        f"cluster {report['cluster']}: {len(report['windows'])} windows, "
+        f"{report['valid_partitions']}/{report['partitions']} partitions valid "
+        f"({100 * report['valid_ratio']:.1f} %)",
+        fit,
+    ]
+    for b in report["brokers"][:10]:
+        lines.append(f"  broker {int(b['broker'])}: {int(b['invalid'])} invalid partitions led, CPU in "
+                     f"{int(b['cpu_valid_windows'])}/{len(report['windows'])} windows")
+    for t in report["topics"][:10]:
+        lines.append(f"  topic {t['topic']}: {int(t['valid'])}/{int(t['partitions'])} partitions valid")
+    return lines

@@ -1,0 +1,60 @@
+"""Simulated sample sets with known truth, shared by the end-to-end and streaming tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafka_balancer.model.snapshot import Snapshot
+from kafka_balancer.sim.cluster import ClusterSpec, generate
+from kafka_balancer.sim.samples import SampleSpec, SimulatedSamples, simulate, write_jsonl
+
+CLUSTER = ClusterSpec(brokers=9, racks=3, topics=10, partitions=120, name="e2e")
+WINDOWS = 4
+
+
+@dataclass
+class SampleSet:
+    snap: Snapshot
+    sim: SimulatedSamples
+    path: Path
+
+
+def _make(tmp: Path, spec: SampleSpec, seed: int) -> SampleSet:
+    snap = generate(CLUSTER, seed=seed)
+    sim = simulate(snap, spec, seed=seed)
+    write_jsonl(sim.rounds, tmp, rounds_per_file=5)
+    return SampleSet(snap, sim, tmp)
+
+
+@pytest.fixture(scope="session")
+def clean_samples(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SampleSet]:
+    yield _make(tmp_path_factory.mktemp("clean"), SampleSpec(cluster="e2e", windows=WINDOWS), 11)
+
+
+@pytest.fixture(scope="session")
+def faulty_samples(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SampleSet]:
+    """Counter resets (broker 1 restarts before round 7), 5 % of records missing, broker 2 down for
+    window 1 (and restarted after it)."""
+    spec = SampleSpec(cluster="e2e", windows=WINDOWS, missing=0.05, restarts=((1, 7),), down=((2, 1),))
+    yield _make(tmp_path_factory.mktemp("faulty"), spec, 11)
+
+
+def partition_errors(snapshot: dict[str, Any], sim: SimulatedSamples) -> Any:
+    import pandas as pd
+
+    got = pd.DataFrame([
+        {"topic": p["topic"], "partition": p["partition"], **{f"got_{k}": v for k, v in p["load"]["leader"].items()},
+         "got_fcpu": p["load"]["follower"]["cpu"]}
+        for p in snapshot["partitions"]
+    ])
+    m = got.merge(sim.truth.as_frame(), on=["topic", "partition"], how="outer", indicator=True)
+    assert (m["_merge"] == "both").all(), "snapshot and truth list different partitions"
+    for g, t in (("got_disk", "disk"), ("got_nw_in", "nw_in"), ("got_nw_out", "nw_out"), ("got_cpu", "leader_cpu"),
+                 ("got_fcpu", "follower_cpu")):
+        m[f"err_{t}"] = (m[g] / m[t] - 1.0).abs()
+    return m

@@ -1,0 +1,69 @@
+"""End to end on simulated samples with known truth: the batch pipeline recovers every partition's load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from kafka_balancer.cli.main import main
+from kafka_balancer.model.snapshot_io import read_snapshot
+from kafka_balancer.pipeline.batch import run_batch
+from kafka_balancer.pipeline.config import PipelineConfig
+
+from .conftest import WINDOWS, SampleSet, partition_errors
+
+pytestmark = pytest.mark.spark
+
+
+def test_clean_samples_recover_disk_network_and_cpu(spark: Any, clean_samples: SampleSet, tmp_path: Path) -> None:
+    res = run_batch(spark, clean_samples.path, PipelineConfig(windows=WINDOWS), out=tmp_path / "snap.json",
+                    tables_dir=tmp_path / "tables", report_path=tmp_path / "report.json")
+    m = partition_errors(res.snapshot, clean_samples.sim)
+    assert m["err_disk"].max() < 0.02
+    assert m["err_nw_in"].max() < 0.05
+    assert m["err_nw_out"].max() < 0.05
+    # CPU: the simulator's brokers burn 0.7·in + 0.15·out (leader) and 0.15·in (follower); the fit sees it.
+    assert res.cpu_model.fitted and res.cpu_model.normalised == pytest.approx((0.7, 0.15, 0.15), abs=0.03)
+    assert m["err_leader_cpu"].median() < 0.05
+    assert res.report["valid_ratio"] == 1.0 and len(res.windows) == WINDOWS
+    snap = read_snapshot(tmp_path / "snap.json")
+    assert snap.n_partitions == clean_samples.snap.n_partitions and snap.alive.all()
+    pw = spark.read.parquet(str(tmp_path / "tables" / "partition_windows"))
+    assert pw.count() == WINDOWS * snap.n_partitions
+    assert sorted(r["window"] for r in pw.select("window").distinct().collect()) == res.windows
+
+
+def test_resets_missing_samples_and_a_down_broker(spark: Any, faulty_samples: SampleSet, tmp_path: Path) -> None:
+    res = run_batch(spark, faulty_samples.path, PipelineConfig(windows=WINDOWS))
+    m = partition_errors(res.snapshot, faulty_samples.sim)
+    assert m["err_disk"].max() < 0.02
+    assert m["err_nw_in"].max() < 0.05
+    assert m["err_nw_out"].max() < 0.05
+    brokers = {b["id"]: b for b in res.snapshot["brokers"]}
+    assert brokers[2]["alive"]  # back after its window
+    # The down broker has no CPU for its window and is reported; the partitions still count.
+    bad = {int(b["broker"]): b for b in res.report["brokers"]}
+    assert bad[2]["cpu_valid_windows"] == WINDOWS - 1
+    assert res.report["valid_ratio"] >= 0.95
+
+
+def test_cli_pipeline_writes_snapshot_report_and_fails_clearly(
+    spark: Any, clean_samples: SampleSet, tmp_path: Path, capsys: Any
+) -> None:
+    out = tmp_path / "snap.json"
+    rc = main(["pipeline", "--samples", str(clean_samples.path), "--out", str(out), "--window", "5m",
+               "--windows", str(WINDOWS)])
+    assert rc == 0
+    assert read_snapshot(out).n_partitions == clean_samples.snap.n_partitions
+    report = orjson.loads((tmp_path / "snap.report.json").read_bytes())
+    assert report["valid_partitions"] == clean_samples.snap.n_partitions
+    assert "cpu model" in capsys.readouterr().out
+    # Ten windows asked, four collected, all ten needed: fails with the counts and a hint, no traceback.
+    rc = main(["snapshot", "--samples", str(clean_samples.path), "--out", str(tmp_path / "x.json"),
+               "--windows", "10", "--min-valid-windows", "10"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "have at least 10 valid windows" in err and "hint:" in err
+    assert not (tmp_path / "x.json").exists()
