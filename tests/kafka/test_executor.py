@@ -210,11 +210,23 @@ def test_bad_plans_are_refused_before_anything_is_submitted(kafka_cluster, tmp_p
         assert Journal(journal).read() == []
     # a dead destination
     kafka_cluster.kill_broker(b_missing)
+    wait_until_fenced(kafka_cluster, b_missing)
     with pytest.raises(InputError, match=f"destination broker {b_missing} is not alive"):
         executor(kafka_cluster, tmp_path / "dead.jsonl").run(Plan((good,)))
     kafka_cluster.start_broker(b_missing)
     assert assignment(kafka_cluster, "ex-bad") == cur
     assert cluster_reassignments(kafka_cluster) == {}
+
+
+def wait_until_fenced(cluster, broker: int, timeout_s: float = 60.0) -> None:
+    """The controller notices a SIGKILLed broker only after its session times out."""
+    deadline = time.monotonic() + timeout_s
+    admin = KafkaAdapter(cluster.admin())
+    while time.monotonic() < deadline:
+        if broker not in admin.alive_brokers():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"broker {broker} still registered {timeout_s} s after SIGKILL")
 
 
 def cluster_reassignments(cluster) -> dict:

@@ -7,6 +7,7 @@ Only this module knows kafka-python types. Calls used: ``describe_cluster``, ``d
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -26,15 +27,24 @@ class KafkaAdapter:
         with quiet_kafka_logs():
             self.admin.close()
 
-    def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        from kafka.errors import KafkaError
+    def _call(self, what: str, fn: Any, *args: Any, attempts: int = 4, **kwargs: Any) -> Any:
+        """Call the admin client; connection errors (a broker that just died is still in the client's
+        metadata) are retried a few times before they become a ClusterError."""
+        from kafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError, RetriableError
 
-        try:
-            with quiet_kafka_logs():
-                return fn(*args, **kwargs)
-        except (KafkaError, OSError) as exc:
-            raise ClusterError(f"{what} failed: {type(exc).__name__}: {exc}",
-                               hint="is the cluster reachable? `--resume` continues later") from exc
+        for attempt in range(attempts):
+            try:
+                with quiet_kafka_logs():
+                    return fn(*args, **kwargs)
+            except (KafkaConnectionError, KafkaTimeoutError, RetriableError, OSError) as exc:
+                if attempt + 1 < attempts:
+                    time.sleep(0.5 * (attempt + 1))
+                    continue
+                raise ClusterError(f"{what} failed: {type(exc).__name__}: {exc}",
+                                   hint="is the cluster reachable? `--resume` continues later") from exc
+            except KafkaError as exc:
+                raise ClusterError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
+        raise AssertionError("unreachable")
 
     # ---- reading ------------------------------------------------------------------------------
     def alive_brokers(self) -> frozenset[int]:
@@ -78,7 +88,7 @@ class KafkaAdapter:
         entries = []
         for b in sorted(brokers):
             try:
-                entries += self._call("describe_log_dirs", self.admin.describe_log_dirs, None, [b])
+                entries += self._call("describe_log_dirs", self.admin.describe_log_dirs, None, [b], attempts=1)
             except ClusterError:
                 continue
         for entry in entries:
