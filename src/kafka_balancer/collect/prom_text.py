@@ -19,6 +19,12 @@ from dataclasses import dataclass, field
 
 _LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+_BROKER_TOTALS = {
+    "kafka_server_brokertopicmetrics_bytesinpersec_total": "bytes_in",
+    "kafka_server_brokertopicmetrics_bytesoutpersec_total": "bytes_out",
+    "kafka_server_brokertopicmetrics_replicationbytesinpersec_total": "replication_bytes_in",
+    "kafka_server_brokertopicmetrics_replicationbytesoutpersec_total": "replication_bytes_out",
+}
 _TOPIC_SERIES = {
     "kafka_server_brokertopicmetrics_bytesinpersec_total": "bytes_in",
     "kafka_server_brokertopicmetrics_bytesoutpersec_total": "bytes_out",
@@ -38,6 +44,8 @@ class BrokerMetrics:
     cpu_seconds: float | None = None
     cpu_cores: int | None = None
     topics: dict[str, TopicCounters] = field(default_factory=dict)
+    # broker-wide counters (no topic label): bytes_in/out and replication_bytes_in/out
+    totals: dict[str, float] = field(default_factory=dict)
 
 
 def parse_broker_metrics(text: str) -> BrokerMetrics:
@@ -61,9 +69,11 @@ def parse_broker_metrics(text: str) -> BrokerMetrics:
             out.cpu_seconds = value
         elif name == "os_available_processors":
             out.cpu_cores = int(value)
-        elif name in _TOPIC_SERIES:
+        elif name in _TOPIC_SERIES or name in _BROKER_TOTALS:
             topic = dict(_LABEL.findall(labels)).get("topic")
-            if topic:
+            if topic and name in _TOPIC_SERIES:
                 per_topic.setdefault(topic, {})[_TOPIC_SERIES[name]] = value
+            elif not topic and name in _BROKER_TOTALS:
+                out.totals[_BROKER_TOTALS[name]] = value
     out.topics = {t: TopicCounters(**v) for t, v in sorted(per_topic.items())}
     return out

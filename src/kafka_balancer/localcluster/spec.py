@@ -165,6 +165,10 @@ includeObjectNames:
   - "kafka.server:type=BrokerTopicMetrics,name=BytesInPerSec,topic=*"
   - "kafka.server:type=BrokerTopicMetrics,name=BytesOutPerSec,topic=*"
   - "kafka.server:type=BrokerTopicMetrics,name=MessagesInPerSec,topic=*"
+  - "kafka.server:type=BrokerTopicMetrics,name=BytesInPerSec"
+  - "kafka.server:type=BrokerTopicMetrics,name=BytesOutPerSec"
+  - "kafka.server:type=BrokerTopicMetrics,name=ReplicationBytesInPerSec"
+  - "kafka.server:type=BrokerTopicMetrics,name=ReplicationBytesOutPerSec"
   - "java.lang:type=OperatingSystem"
 rules:
   - pattern: "kafka.server<type=BrokerTopicMetrics, \\
@@ -173,6 +177,10 @@ rules:
     type: COUNTER
     labels:
       topic: "$2"
+  - pattern: "kafka.server<type=BrokerTopicMetrics, \\
+      name=(BytesInPerSec|BytesOutPerSec|ReplicationBytesInPerSec|ReplicationBytesOutPerSec)><>Count"
+    name: kafka_server_brokertopicmetrics_$1_total
+    type: COUNTER
   - pattern: 'java.lang<type=OperatingSystem><>AvailableProcessors'
     name: os_available_processors
     type: GAUGE
