@@ -22,9 +22,19 @@ PAPER_SIGMA = {
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("demo", help="run the demo (planner on the paper's testbed)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="out", help="folder for the snapshot, plan and plot (default out/)")
+    p = sub.add_parser(
+        "demo",
+        help="the whole loop on a throwaway local cluster (--offline: planner on the paper's testbed)",
+        description="Default: start a 6-broker local Kafka cluster, run a skewed workload, collect, build the "
+        "snapshot with the Spark pipeline, plan, execute, collect again, print figure 6 (σ per resource "
+        "measured on the live cluster before and after), write plots and out/demo/report.html, stop the "
+        "cluster. --offline: only the planner on a simulated seed-001 testbed.",
+    )
+    p.add_argument("--offline", action="store_true", help="no cluster: planner on the simulated paper testbed")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default 0 offline, 1 live)")
+    p.add_argument("--out", default=None, help="output folder (default out/ offline, out/demo live)")
+    p.add_argument("--collect", type=float, default=60.0, help="live: seconds of sampling per phase (default 60)")
+    p.add_argument("--scale", type=float, default=1.0, help="live: workload rate multiplier (default 1)")
     p.set_defaults(func=run)
 
 
@@ -38,8 +48,10 @@ def figure6_rows(result_before: dict[str, float], result_after: dict[str, float]
 
 
 def run(args: argparse.Namespace) -> int:
-    out = Path(args.out)
-    snap = generate(PRESETS["paper"], seed=args.seed)
+    if not args.offline:
+        return run_live(args)
+    out = Path(args.out or "out")
+    snap = generate(PRESETS["paper"], seed=args.seed or 0)
     write_snapshot(snap, out / "paper-testbed.json")
     result = plan(snap, 0.8, 0.1)
     write_plan(result.plan, out / "paper-testbed-plan.json")
@@ -74,3 +86,21 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"snapshot, plan and plot written to {out}/")
     return 0
+
+
+def run_live(args: argparse.Namespace) -> int:
+    from kafka_balancer.localcluster.demo import FIG6_HEADERS, DemoOptions, figure6_rows, run_demo
+
+    opt = DemoOptions(out=Path(args.out or "out/demo"), collect_s=args.collect, scale=args.scale,
+                      seed=1 if args.seed is None else args.seed)
+    res = run_demo(opt)
+    print("\nfigure 6: σ per resource measured on the live cluster, before and after execution\n")
+    print(render(FIG6_HEADERS, figure6_rows(res)))
+    ex = res.exec_report
+    print(f"\nplan: {res.plan_size} partitions; executed {ex.get('replica_moves', 0)} replica moves, "
+          f"{ex.get('leader_moves', 0)} leader changes, {ex.get('bytes_moved', 0) / 1e6:.1f} MB, "
+          f"verified={ex.get('verified')}")
+    print(f"workload: {res.workload}")
+    print(f"timings (s): {res.timings}")
+    print(f"report: {opt.out / 'report.html'}")
+    return 0 if ex.get("verified", True) else 1

@@ -105,6 +105,7 @@ class WorkloadRunner:
         self.progress = progress
         self.result = WorkloadResult()
         self._stop = threading.Event()
+        self.steady = threading.Event()  # set when the backlog is written and timed production runs
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
 
@@ -221,6 +222,7 @@ class WorkloadRunner:
                 producer.flush(timeout=120)
             owed = {t.name: 0.0 for t in self.spec.topics}
             start = time.monotonic()
+            self.steady.set()
             last_report = start
             while not self._stop.is_set():
                 now = time.monotonic()
