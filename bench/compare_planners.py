@@ -450,15 +450,23 @@ def run_planner(planner: str, snap_path: Path, work: Path, args: argparse.Namesp
     return out, plan_path
 
 
-def make_snapshot(case: str, seed: int, path: Path) -> Snapshot:
-    """Generate one case with the lead's simulator (``kafka_balancer.sim.cluster``), cached on disk."""
-    if path.exists():
-        return read_snapshot(path)
-    from kafka_balancer.sim.cluster import PRESETS, generate
+def simulate_command(case: str, seed: int, path: Path) -> list[str]:
+    """The simulator command line that makes one case's snapshot."""
+    cli = Path(sys.executable).with_name("kafka-balancer")
+    return [str(cli), "simulate", "cluster", "--preset", case, "--seed", str(seed), "--out", str(path)]
 
-    snap = generate(PRESETS[case], seed=seed)
-    write_snapshot(snap, path)
-    return snap
+
+def make_snapshot(case: str, seed: int, path: Path) -> Snapshot:
+    """Generate one case with ``kafka-balancer simulate cluster`` (cached on disk), and read it back."""
+    if not path.exists():
+        cmd = simulate_command(case, seed, path)
+        if Path(cmd[0]).exists():
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        else:  # no console script (package not installed): the same generator, in-process
+            from kafka_balancer.sim.cluster import PRESETS, generate
+
+            write_snapshot(generate(PRESETS[case], seed=seed), path)
+    return read_snapshot(path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -582,6 +590,8 @@ def render_section(sections: Sequence[str], args: argparse.Namespace, cc_state: 
         "- CV replicas / leaders: coefficient of variation of replica and leader counts per live broker; max "
         "potential nw_out: highest network-out utilisation a broker would reach if all its replicas led "
         "(Cruise Control balances these three; seed 001's metrics do not).",
+        "- snapshots: `.venv/bin/kafka-balancer simulate cluster --preset <case> --seed "
+        f"{args.seed} --out snapshot.json` (the headings name the preset's cluster).",
         "- ratios are ours ÷ that planner: below 1 means ours is faster, moves fewer bytes, or is more even.",
         "- why Cruise Control wins where it does: `docs/cruise-control-notes.md`.",
         "",
