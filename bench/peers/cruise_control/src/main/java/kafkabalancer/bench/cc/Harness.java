@@ -48,7 +48,7 @@ import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.admin.AdminClient;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.utils.SystemTime;
+import org.apache.kafka.common.utils.Time;
 
 public final class Harness {
   /** ResourceDistributionGoal.BALANCE_MARGIN in Cruise Control: the band is avg * (1 +- (t - 1) * 0.9). */
@@ -73,7 +73,7 @@ public final class Harness {
     Properties adminProps = new Properties();
     adminProps.put("bootstrap.servers", "127.0.0.1:9");  // never contacted: the optimizer does not call it
     try (AdminClient admin = AdminClient.create(adminProps)) {
-      GoalOptimizer optimizer = new GoalOptimizer(config, null, new SystemTime(), new MetricRegistry(), null, admin);
+      GoalOptimizer optimizer = new GoalOptimizer(config, null, Time.SYSTEM, new MetricRegistry(), null, admin);
       OptimizationOptions options = new OptimizationOptions(Collections.emptySet(), Collections.emptySet(),
           Collections.emptySet(), false, Collections.emptySet(), false, fast);
       System.gc();
