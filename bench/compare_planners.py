@@ -585,6 +585,8 @@ def render_section(sections: Sequence[str], args: argparse.Namespace, cc_state: 
         "- time / CPU s = wall-clock / CPU time of planning only (snapshot parsing excluded), measured inside "
         "the planner's process (CPU time is the fairer one on a shared machine); "
         "peak RSS = that whole process (`wait4` ru_maxrss), interpreter or JVM included.",
+        "- σ, max γ: seed 001's formulas (5) and (4) per resource over the live brokers; >θ: (broker, "
+        "resource) pairs above θ after the plan, all four resources counted.",
         "- violations: rf / distinct / unknown (malformed plan entries), live_only (replicas on dead brokers "
         "after the plan), rack_spread / host_spread (partitions on fewer racks / hosts than before).",
         "- CV replicas / leaders: coefficient of variation of replica and leader counts per live broker; max "
