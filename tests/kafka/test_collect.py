@@ -1,0 +1,56 @@
+"""The collector and the workload on the real test cluster."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from kafka_balancer.collect.collector import CollectOptions, collect
+from kafka_balancer.sim.workload import GroupLoad, TopicLoad, WorkloadSpec
+from kafka_balancer.sim.workload_run import WorkloadRunner
+
+pytestmark = pytest.mark.kafka
+
+
+def test_workload_then_collect_writes_every_record_type(kafka_cluster, tmp_path):
+    spec = WorkloadSpec(
+        topics=(TopicLoad("col-hot", partitions=3, replication=2, rate=100, size=400, hot_keys=1,
+                          hot_fraction=0.9, prefill_mb=1),),
+        groups=(GroupLoad("col-readers", ("col-hot",)),),
+    )
+    wl = WorkloadRunner(kafka_cluster.bootstrap, spec, seed=2, duration_s=3, progress=False).run()
+    produced = wl.produced["col-hot"]
+    assert produced > 100 and wl.consumed["col-readers"]["col-hot"] == produced
+    res = collect(CollectOptions(bootstrap=kafka_cluster.bootstrap, out_dir=tmp_path, interval_s=1, rounds=2,
+                                 metrics_urls=kafka_cluster.cluster.metrics_urls(),
+                                 hosts=kafka_cluster.cluster.hosts(), topic="__kb_samples_test"),
+                  say=lambda m: None)
+    assert res.rounds == 2 and len(res.files) == 1
+    recs = [orjson.loads(line) for line in res.files[0].read_bytes().splitlines()]
+    by_type: dict[str, list[dict]] = {}
+    for r in recs:
+        by_type.setdefault(r["type"], []).append(r)
+    assert set(by_type) == {"broker", "topic_broker", "partition", "replica", "group_offset"}
+    assert len({r["ts"] for r in recs}) == 2
+    brokers = [r for r in by_type["broker"] if r["ts"] == recs[-1]["ts"]]
+    assert sorted(b["broker"] for b in brokers) == kafka_cluster.broker_ids
+    assert all(b["alive"] and b["cpu_seconds"] > 0 and b["cpu_cores"] >= 1 for b in brokers)
+    assert {b["host"] for b in brokers} == {"host-0", "host-1", "host-2"}
+    parts = [p for p in by_type["partition"] if p["topic"] == "col-hot" and p["ts"] == recs[-1]["ts"]]
+    assert sum(p["log_end_offset"] - p["log_start_offset"] for p in parts) == produced
+    hot_bytes = sum(t["bytes_in"] for t in by_type["topic_broker"]
+                    if t["topic"] == "col-hot" and t["ts"] == recs[-1]["ts"])
+    assert hot_bytes > 1_000_000 * 0.9  # the backlog alone is ~1 MB
+    sizes = [r for r in by_type["replica"] if r["topic"] == "col-hot" and r["ts"] == recs[-1]["ts"]]
+    assert len(sizes) == 6 and all(r["size"] > 0 for r in sizes)
+    committed = {(g["partition"]): g["committed"] for g in by_type["group_offset"] if g["group"] == "col-readers"}
+    assert sum(committed.values()) == produced
+    # the same records were produced to the samples topic
+    from kafka import KafkaConsumer, TopicPartition
+    c = KafkaConsumer(bootstrap_servers=kafka_cluster.bootstrap, consumer_timeout_ms=5000)
+    c.assign([TopicPartition("__kb_samples_test", 0)])
+    c.seek_to_beginning()
+    got = [m for m in c]
+    c.close()
+    assert len(got) == len(recs)
+    assert got[0].key.decode().startswith("local|")
