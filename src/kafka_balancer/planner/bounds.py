@@ -4,10 +4,11 @@
 that ends with every live broker inside the ε band must move at least:
 
 * every byte of every replica on a dead broker (it must be copied to a live one);
-* from each live broker above the band: the disk excess over the band's top, and the fewest bytes that
-  can carry its network-in excess (network-in moves only with replicas; a fractional knapsack over its
-  replicas, densest in network-in per byte first, is a valid bound). CPU and network-out can move by
-  leadership, which moves no bytes, so they add nothing;
+* from each live broker above the band: the largest of its disk excess over the band's top, the fewest
+  bytes that can carry its network-in excess (network-in moves only with replicas; a fractional knapsack
+  over its replicas, densest in network-in per byte first, is a valid bound), and the fewest bytes that
+  carry the part of its CPU excess that giving away every leadership it has could not shed. Network-out
+  can always be shed by leadership alone, so it adds nothing;
 * into the live brokers below the band: their disk deficit.
 
 Sources are disjoint, so the first two add up; the third bounds the same total from the other side; the
@@ -22,7 +23,7 @@ import math
 
 import numpy as np
 
-from kafka_balancer.model.snapshot import DISK, NR, NW_IN, Snapshot, broker_loads
+from kafka_balancer.model.snapshot import CPU, DISK, NR, NW_IN, RESOURCES, Snapshot, broker_loads
 
 
 def mean_util_range(total: float, caps: np.ndarray, eps: float) -> tuple[float, float]:
@@ -54,7 +55,8 @@ def moved_bytes_lower_bound(snap: Snapshot, eps: float) -> float:
     live_ids = np.nonzero(alive)[0]
     src_bytes = np.zeros(live_ids.size)
     deficit = 0.0
-    for r in (DISK, NW_IN):
+    rows_of = _rows_by_broker(snap)
+    for r in (DISK, NW_IN, CPU):
         m_lo, m_hi = mean_util_range(float(totals[r]), caps[:, r], eps)
         top = (1 + eps) * m_hi * caps[:, r]
         excess = np.maximum(0.0, loads[alive, r] - top)
@@ -64,13 +66,33 @@ def moved_bytes_lower_bound(snap: Snapshot, eps: float) -> float:
             deficit = float(np.maximum(0.0, bottom - loads[alive, r]).sum())
             continue
         for k in np.nonzero(excess > 0)[0]:
-            src_bytes[k] = max(src_bytes[k], _min_bytes_carrying(snap, int(live_ids[k]), excess[k], disk))
+            b = int(live_ids[k])
+            amount = float(excess[k])
+            if r == CPU:
+                # leadership can shed at most what every leader on b costs above a follower; only the
+                # rest must leave with replicas (each carrying at least its follower CPU)
+                mine = rows_of[b]
+                led = mine[snap.leader[mine] == b]
+                amount -= float((snap.leader_load[led, CPU] - snap.follower_load[led, CPU]).sum())
+                if amount <= 0:
+                    continue
+            src_bytes[k] = max(src_bytes[k], _min_bytes_carrying(snap, rows_of[b], amount, disk, r))
     return max(dead_bytes + float(src_bytes.sum()), deficit)
 
 
-def _min_bytes_carrying(snap: Snapshot, b: int, amount: float, disk: np.ndarray) -> float:
-    rows = np.nonzero(np.any(snap.replicas == b, axis=1))[0]
-    nw = snap.follower_load[rows, NW_IN]  # network-in is the same for both roles
+def _rows_by_broker(snap: Snapshot) -> list[np.ndarray]:
+    """Partitions with a replica on each broker position."""
+    rows, cols = np.nonzero(snap.replicas >= 0)
+    brokers = snap.replicas[rows, cols]
+    order = np.argsort(brokers, kind="stable")
+    cuts = np.searchsorted(brokers[order], np.arange(snap.n_brokers + 1))
+    return [rows[order][cuts[i] : cuts[i + 1]] for i in range(snap.n_brokers)]
+
+
+def _min_bytes_carrying(snap: Snapshot, rows: np.ndarray, amount: float, disk: np.ndarray, r: int = NW_IN) -> float:
+    """Fewest bytes whose replicas (partitions ``rows`` on one broker) carry ``amount`` of resource ``r`` in
+    their follower role (fractional knapsack: densest first); network-in is the same in both roles."""
+    nw = snap.follower_load[rows, r]
     size = disk[rows]
     keep = nw > 0
     nw, size = nw[keep], size[keep]
@@ -98,3 +120,68 @@ def brokers_to_add(snap: Snapshot, theta: float) -> int:
         if totals[r] > 0:
             need = max(need, math.ceil(totals[r] / (theta * mean_cap[r]) - 1e-9) - n)
     return max(0, need)
+
+
+def rack_infeasibility(snap: Snapshot, eps: float) -> list[str]:
+    """Proofs that the ε band cannot be reached without breaking rack awareness, one line per rack.
+
+    A partition that spans every rack must keep a replica in every rack (its spread may not shrink),
+    so each rack carries at least the follower load of all such partitions. If that alone puts a rack's
+    utilisation above the band's highest possible top, no plan can balance the cluster.
+    """
+    alive = snap.alive
+    racks = snap.rack_idx
+    if not (racks >= 0).any() or not alive.any():
+        return []
+    live_racks = np.unique(racks[alive & (racks >= 0)])
+    n_racks = live_racks.size
+    if n_racks < 2:
+        return []
+    rep = snap.replicas
+    g = np.where(rep >= 0, racks[np.maximum(rep, 0)], -1)
+    g_sorted = np.sort(g, axis=1)
+    span = ((g_sorted[:, 1:] != g_sorted[:, :-1]) & (g_sorted[:, 1:] >= 0)).sum(axis=1) + (g_sorted[:, 0] >= 0)
+    forced = snap.follower_load[span >= n_racks].sum(axis=0)
+    totals = (snap.leader_load + snap.follower_load * (snap.rf - 1)[:, None]).sum(axis=0)
+    caps = snap.capacity[alive]
+    out = []
+    for rk in live_racks.tolist():
+        cap = snap.capacity[alive & (racks == rk)].sum(axis=0)
+        for r, res in enumerate(RESOURCES):
+            if totals[r] <= 0:
+                continue
+            _, m_hi = mean_util_range(float(totals[r]), caps[:, r], eps)
+            top = (1 + eps) * m_hi
+            if forced[r] / cap[r] > top + 1e-12:
+                out.append(
+                    f"rack {snap.rack_names[rk]} must keep one replica of every partition that spans all racks: "
+                    f"{res} utilisation at least {forced[r] / cap[r]:.3f} against a band top of {top:.3f}"
+                )
+    return out
+
+
+def partition_infeasibility(snap: Snapshot, eps: float, limit: int = 10) -> list[str]:
+    """Partitions too hot for any broker: whoever leads (or holds) one ends above the band's highest top.
+
+    For each resource, a partition's lightest possible footprint on a broker is its follower load (its
+    leader load for the leader, which some live replica must be); on the largest live broker that still
+    exceeds the top if the partition is too hot for the cluster's broker size.
+    """
+    alive = snap.alive
+    if not alive.any():
+        return []
+    caps = snap.capacity[alive]
+    totals = (snap.leader_load + snap.follower_load * (snap.rf - 1)[:, None]).sum(axis=0)
+    out: list[str] = []
+    for r, res in enumerate(RESOURCES):
+        if totals[r] <= 0:
+            continue
+        _, m_hi = mean_util_range(float(totals[r]), caps[:, r], eps)
+        top = (1 + eps) * m_hi * float(caps[:, r].max())
+        hot = np.nonzero(snap.leader_load[:, r] > top)[0]
+        for p in hot[np.argsort(-snap.leader_load[hot, r])][:limit].tolist():
+            out.append(
+                f"partition {snap.partition_label(p)} puts {res} {snap.leader_load[p, r] / caps[:, r].max():.3f} "
+                f"of the largest broker on its leader, above the band top {top / caps[:, r].max():.3f}"
+            )
+    return out

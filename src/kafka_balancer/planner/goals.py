@@ -16,7 +16,7 @@ brokers and live destinations are kept by construction in the strategies.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -64,10 +64,10 @@ class SpreadGoal:
     """Never lower the number of distinct groups (racks or hosts) a partition spans."""
 
     group_of: IntArr  # broker position -> group index, -1 = unknown
+    active: bool = field(init=False)
 
-    @property
-    def active(self) -> bool:
-        return bool((self.group_of >= 0).any())
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "active", bool((self.group_of >= 0).any()))
 
     def allowed_destinations(self, replicas: IntArr, src: int) -> IntArr | None:
         """Groups a replica leaving ``src`` may *not* go to, or None when any group is fine."""
@@ -85,8 +85,12 @@ class SpreadGoal:
         return ~np.isin(self.group_of, banned)
 
     def ok(self, replicas: IntArr, src: int, dst: int) -> bool:
-        banned = self.allowed_destinations(replicas, src)
-        return banned is None or int(self.group_of[dst]) not in set(banned.tolist())
+        g = self.group_of
+        members = [int(b) for b in replicas if b >= 0]
+        rest = {int(g[b]) for b in members if b != src}
+        if len(rest) >= len({int(g[b]) for b in members}):
+            return True
+        return int(g[dst]) not in rest
 
 
 class RackSpreadGoal(SpreadGoal):

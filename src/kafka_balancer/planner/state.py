@@ -19,7 +19,8 @@ TOL = 1e-12
 
 
 class State:
-    def __init__(self, snap: Snapshot, theta: float, eps: float, margin: float) -> None:
+    def __init__(self, snap: Snapshot, theta: float, eps: float, margin: float, by_gain_per_byte: bool = True) -> None:
+        self.by_gain_per_byte = by_gain_per_byte  # replica choice: most violation removed per byte, or first
         self.snap = snap
         self.rep = snap.replicas.copy()
         self.ldr = snap.leader.copy()
@@ -30,6 +31,9 @@ class State:
         self.F = snap.follower_load
         self.LF = snap.leader_load - snap.follower_load  # what a leadership change moves
         self.disk_bytes = np.maximum(snap.leader_load[:, 1], snap.follower_load[:, 1])
+        # bytes added to every move's cost when ranking moves by gain per byte, so that empty replicas
+        # do not win by dividing by zero: 5 % of the mean replica size
+        self.byte_floor = 0.05 * float(self.disk_bytes.mean()) + 1.0 if snap.n_partitions else 1.0
         n = snap.n_brokers
         self.members: list[set[int]] = [set() for _ in range(n)]
         rows, cols = np.nonzero(self.rep >= 0)
@@ -46,6 +50,7 @@ class State:
         self.distribution_goal = DistributionGoal.around(self.target, eps, theta, margin)
         self.rack_goal = RackSpreadGoal(snap.rack_idx)
         self.host_goal = HostSpreadGoal(snap.host_idx)
+        self.spread_goals = [g for g in (self.rack_goal, self.host_goal) if g.active]
         self.theta = theta
         self.replica_moves = 0
         self.leader_moves = 0
@@ -87,18 +92,47 @@ class State:
         mask = self.alive.copy()
         row = self.rep[p]
         mask[row[row >= 0]] = False
-        for goal in (self.rack_goal, self.host_goal):
-            if goal.active:
-                m = goal.dest_mask(row, src)
-                if m is not None:
-                    mask &= m
+        for goal in self.spread_goals:
+            m = goal.dest_mask(row, src)
+            if m is not None:
+                mask &= m
+        return mask
+
+    def dest_mask_for(self, p: int, src: int, dests: np.ndarray) -> np.ndarray:
+        """:meth:`dest_mask` restricted to the brokers ``dests`` (cheaper when they are few)."""
+        row = self.rep[p]
+        members = row[row >= 0]
+        # members and groups are a handful: broadcast comparisons beat set-membership routines here
+        mask = self.alive[dests] & (dests[:, None] != members[None, :]).all(axis=1)
+        others = members[members != src]
+        for goal in self.spread_goals:
+            g = goal.group_of
+            rest = np.unique(g[others])
+            if rest.size < np.unique(g[members]).size:
+                mask &= (g[dests][:, None] != rest[None, :]).all(axis=1)
+        return mask
+
+    def dest_masks(self, parts: np.ndarray, src: int, dests: np.ndarray) -> np.ndarray:
+        """[len(parts), len(dests)]: may a replica of each partition leave ``src`` for each destination?"""
+        rows = self.rep[parts]  # [K, R], -1 padded
+        mask = self.alive[dests][None, :] & (dests[None, :, None] != rows[:, None, :]).all(axis=2)
+        for goal in self.spread_goals:
+            g = goal.group_of
+            gs = int(g[src])
+            g_rows = np.where(rows >= 0, g[np.maximum(rows, 0)], -(10**6))
+            others = np.where(rows == src, -(10**6), g_rows)
+            # the spread shrinks only if src's group holds no other replica of the partition
+            alone = ~(others == gs).any(axis=1)
+            if alone.any():
+                clash = (g[dests][None, :, None] == others[:, None, :]).any(axis=2)
+                mask &= ~(alone[:, None] & clash)
         return mask
 
     def spread_ok(self, p: int, src: int, dst: int) -> bool:
         row = self.rep[p]
         if not self.alive[dst] or dst in row:
             return False
-        return all(g.ok(row, src, dst) for g in (self.rack_goal, self.host_goal) if g.active)
+        return all(g.ok(row, src, dst) for g in self.spread_goals)
 
     # -- applying moves -------------------------------------------------------------------------
     def role_load(self, p: int, b: int) -> FloatArr:

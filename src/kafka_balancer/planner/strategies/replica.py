@@ -2,8 +2,9 @@
 partition, then dropped from its source. Moves disk and network-in, and whatever its role carries.
 
 Candidate replicas: those that alone close the gap, smallest on disk first (least data moved); then
-the rest, largest contribution first (the paper's descending order). Destinations: ascending order of
-load on the resource, the first one every goal accepts (§3.1 (4)).
+the rest, largest contribution first (the paper's descending order). For each, the destination is the
+first in ascending order of load on the resource that every goal accepts (§3.1 (4)); among the
+candidates, the move that removes the most violation per byte copied wins.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 from kafka_balancer.planner.state import TOL, State
 
 MAX_CANDIDATES = 24
-MAX_SOURCES = 6
+MAX_SOURCES = 16
 MAX_DESTINATIONS = 64
 
 
@@ -48,51 +49,82 @@ def shed(st: State, src: int, r: int) -> bool:
     v0 = st.violation_of(load_d / cap_d)
     v0_sum = v0.sum(axis=1)
     sat0 = v0 <= TOL
-    for p in m[order].tolist():
-        delta = st.role_load(p, src)
-        v0s = st.violation_of(st.load[src] / st.cap[src])
-        v1s = st.violation_of((st.load[src] - delta) / st.cap[src])
-        if np.any((v0s <= TOL) & (v1s > TOL)):
-            continue
-        gain_src = float(v0s.sum() - v1s.sum())
-        mask = st.dest_mask(p, src)[dests]
-        if not mask.any():
-            continue
-        v1 = st.violation_of((load_d + delta) / cap_d)
-        ok = mask & ~np.any(sat0 & (v1 > TOL), axis=1) & ((v0_sum - v1.sum(axis=1)) + gain_src > 1e-9)
-        if not ok.any():
-            continue
-        dst = int(dests[np.nonzero(ok)[0][0]])  # the first acceptable in ascending order of load
-        st.move_replica(p, src, dst)
-        return True
-    return False
+    cands = m[order]
+    is_lead = (st.ldr[cands] == src)[:, None]
+    deltas = np.where(is_lead, st.L[cands], st.F[cands])  # [K, 4]
+    v0s = st.violation_of(st.load[src] / st.cap[src])
+    v1s = st.violation_of((st.load[src][None, :] - deltas) / st.cap[src][None, :])  # [K, 4]
+    src_ok = ~np.any((v0s <= TOL)[None, :] & (v1s > TOL), axis=1)
+    gain_src = float(v0s.sum()) - v1s.sum(axis=1)
+    v1 = st.violation_of((load_d[None, :, :] + deltas[:, None, :]) / cap_d[None, :, :])  # [K, D, 4]
+    gain = (v0_sum[None, :] - v1.sum(axis=2)) + gain_src[:, None]
+    ok = (
+        st.dest_masks(cands, src, dests)
+        & src_ok[:, None]
+        & ~np.any(sat0[None, :, :] & (v1 > TOL), axis=2)
+        & (gain > 1e-9)
+    )
+    has = ok.any(axis=1)
+    if not has.any():
+        return False
+    first = np.argmax(ok, axis=1)  # the first acceptable destination in ascending order of load
+    rows = np.nonzero(has)[0]
+    if st.by_gain_per_byte:
+        score = gain[rows, first[rows]] / (st.disk_bytes[cands[rows]] + st.byte_floor)
+        k = int(rows[np.argmax(score)])
+    else:
+        k = int(rows[0])  # the first acceptable candidate in preference order
+    st.move_replica(int(cands[k]), src, int(dests[first[k]]))
+    return True
 
 
 def attract(st: State, dst: int, r: int) -> bool:
-    """Move one replica onto ``dst``, which is below its band on ``r`` (e.g. a new, empty broker)."""
+    """Move one replica onto ``dst``, which is below its band on ``r`` (e.g. a new, empty broker).
+
+    Sources are the live brokers above the ideal on ``r``, most loaded first; among their replicas the
+    move that removes the most violation per byte copied wins.
+    """
     util_r = st.load[:, r] / st.cap[:, r]
     ranked = np.argsort(-util_r, kind="stable")
-    sources = [int(s) for s in ranked if st.alive[s] and s != dst and util_r[s] > st.target[r]]
-    # replicas on dead brokers are handled by evacuation; dead brokers are never sources here
-    u = util_r[dst]
-    need = max((float(st.distribution_goal.lo[r]) - u) * st.cap[dst, r], 0.0)
-    for src in sources[:MAX_SOURCES]:
+    sources = [int(s) for s in ranked[: MAX_SOURCES * 4] if st.alive[s] and s != dst and util_r[s] > st.target[r]]
+    sources = sources[:MAX_SOURCES]
+    if not sources:
+        return False
+    parts_l: list[np.ndarray] = []
+    src_l: list[np.ndarray] = []
+    for src in sources:
         m = st.members_arr(src)
-        if m.size == 0:
-            continue
-        m = m[~np.any(st.rep[m] == dst, axis=1)]
-        is_leader = st.ldr[m] == src
-        contrib = np.where(is_leader, st.L[m, r], st.F[m, r])
-        keep = contrib > 0
-        m, contrib = m[keep], contrib[keep]
-        if m.size == 0:
-            continue
-        order = _candidate_order(contrib, need, st.disk_bytes[m])[:MAX_CANDIDATES]
-        for p in m[order].tolist():
-            if not st.spread_ok(p, src, dst):
-                continue
-            delta = st.role_load(p, src)
-            if st.accept([(src, -delta), (dst, delta)]) is not None:
-                st.move_replica(p, src, dst)
-                return True
+        parts_l.append(m)
+        src_l.append(np.full(m.size, src, dtype=np.int64))
+    parts = np.concatenate(parts_l)
+    srcs = np.concatenate(src_l)
+    keep = ~np.any(st.rep[parts] == dst, axis=1)
+    parts, srcs = parts[keep], srcs[keep]
+    if parts.size == 0:
+        return False
+    deltas = np.where((st.ldr[parts] == srcs)[:, None], st.L[parts], st.F[parts])
+    contrib = deltas[:, r]
+    keep = contrib > 0
+    parts, srcs, deltas, contrib = parts[keep], srcs[keep], deltas[keep], contrib[keep]
+    if parts.size == 0:
+        return False
+    need = max((float(st.distribution_goal.lo[r]) - util_r[dst]) * st.cap[dst, r], 0.0)
+    order = _candidate_order(contrib, need, st.disk_bytes[parts])[: MAX_CANDIDATES * 4]
+    parts, srcs, deltas = parts[order], srcs[order], deltas[order]
+    # destination side, all candidates at once
+    v0d = st.violation_of(st.load[dst] / st.cap[dst])
+    v1d = st.violation_of((st.load[dst][None, :] + deltas) / st.cap[dst][None, :])
+    # source side: each candidate's own source
+    v0s = st.violation_of(st.load[srcs] / st.cap[srcs])
+    v1s = st.violation_of((st.load[srcs] - deltas) / st.cap[srcs])
+    new_bad = np.any((v0d <= TOL)[None, :] & (v1d > TOL), axis=1) | np.any((v0s <= TOL) & (v1s > TOL), axis=1)
+    gain = (float(v0d.sum()) - v1d.sum(axis=1)) + (v0s.sum(axis=1) - v1s.sum(axis=1))
+    score = np.where(~new_bad & (gain > 1e-9), gain / (st.disk_bytes[parts] + st.byte_floor), -np.inf)
+    for k in np.argsort(-score, kind="stable").tolist():
+        if not np.isfinite(score[k]):
+            return False
+        p, src = int(parts[k]), int(srcs[k])
+        if st.spread_ok(p, src, dst):
+            st.move_replica(p, src, dst)
+            return True
     return False

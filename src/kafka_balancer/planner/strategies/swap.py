@@ -10,6 +10,7 @@ from kafka_balancer.planner.state import TOL, State
 TOP_A = 12
 TOP_B = 24
 MAX_PARTNERS = 6
+MAX_PAIRS_CHECKED = 64
 
 
 def _role_loads(st: State, parts: np.ndarray, b: int) -> np.ndarray:
@@ -48,16 +49,25 @@ def swap_between(st: State, hi: int, lo: int, r: int) -> bool:
     v_lo1 = st.violation_of((st.load[lo] + net) / st.cap[lo])
     bad = np.any((v_hi0 <= TOL) & (v_hi1 > TOL), axis=2) | np.any((v_lo0 <= TOL) & (v_lo1 > TOL), axis=2)
     gain = (v_hi0.sum() + v_lo0.sum()) - (v_hi1.sum(axis=2) + v_lo1.sum(axis=2))
-    a_ok = np.array([st.spread_ok(int(pa), hi, lo) for pa in a], dtype=bool)
-    b_ok = np.array([pb < 0 or st.spread_ok(int(pb), lo, hi) for pb in b], dtype=bool)
-    bad |= ~(a_ok[:, None] & b_ok[None, :])
     gain = np.where(bad | (net[:, :, r] <= 0), -np.inf, gain)
-    flat = np.argsort(-gain, axis=None, kind="stable")
-    for k in flat[:1].tolist():
+    size_a = st.disk_bytes[a]
+    size_b = np.concatenate([st.disk_bytes[b[:-1]], [0.0]])
+    score = np.where(gain > 1e-9, gain / (size_a[:, None] + size_b[None, :] + st.byte_floor), -np.inf)
+    flat = np.argsort(-score, axis=None, kind="stable")
+    a_ok: dict[int, bool] = {}
+    b_ok: dict[int, bool] = {}
+    for k in flat[:MAX_PAIRS_CHECKED].tolist():
         i, j = divmod(k, gain.shape[1])
-        if gain[i, j] <= 1e-9:
+        if not np.isfinite(score[i, j]):
             return False
         pa, pb = int(a[i]), int(b[j])
+        # hard constraints are checked lazily, best pair first
+        if i not in a_ok:
+            a_ok[i] = st.spread_ok(pa, hi, lo)
+        if j not in b_ok:
+            b_ok[j] = pb < 0 or st.spread_ok(pb, lo, hi)
+        if not (a_ok[i] and b_ok[j]):
+            continue
         st.move_replica(pa, hi, lo)
         if pb >= 0:
             st.move_replica(pb, lo, hi)

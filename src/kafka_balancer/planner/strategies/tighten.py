@@ -18,12 +18,6 @@ ROLE_RESOURCES = [CPU, NW_OUT]
 MAX_CANDIDATES = 32
 
 
-def _dev(st: State, load: np.ndarray, b: int) -> np.ndarray:
-    t = st.target[ROLE_RESOURCES]
-    safe = np.where(t > 0, t, 1.0)
-    return np.where(t > 0, (load[ROLE_RESOURCES] / st.cap[b, ROLE_RESOURCES] - t) / safe, 0.0)
-
-
 def _keeps_goals(st: State, b: int, delta: np.ndarray) -> bool:
     v0 = st.violation_of(st.load[b] / st.cap[b])
     v1 = st.violation_of((st.load[b] + delta) / st.cap[b])
@@ -57,16 +51,35 @@ def _step(st: State, s: int) -> int | None:
     leaders = st.leaders_of(s)
     if leaders.size == 0:
         return None
-    weight = (st.LF[leaders][:, ROLE_RESOURCES] / st.cap[s, ROLE_RESOURCES]).sum(axis=1)
-    order = np.argsort(-weight, kind="stable")[:MAX_CANDIDATES]
-    base_s = float((_dev(st, st.load[s], s) ** 2).sum())
-    for p in leaders[order].tolist():
-        delta = st.LF[p]
-        after_s = float((_dev(st, st.load[s] - delta, s) ** 2).sum())
-        for f in [int(b) for b in st.rep[p] if b >= 0 and b != s and st.alive[b]]:
-            before = base_s + float((_dev(st, st.load[f], f) ** 2).sum())
-            after = after_s + float((_dev(st, st.load[f] + delta, f) ** 2).sum())
-            if after < before - 1e-9 and _keeps_goals(st, s, -delta) and _keeps_goals(st, f, delta):
-                st.move_leadership(p, f)
-                return f
+    rr = ROLE_RESOURCES
+    weight = (st.LF[leaders][:, rr] / st.cap[s, rr]).sum(axis=1)
+    leaders = leaders[np.argsort(-weight, kind="stable")[:MAX_CANDIDATES]]
+    rows = st.rep[leaders]
+    pairs_p = np.repeat(leaders, rows.shape[1])
+    pairs_f = rows.reshape(-1)
+    keep = (pairs_f >= 0) & (pairs_f != s)
+    keep[keep] &= st.alive[pairs_f[keep]]
+    pairs_p, pairs_f = pairs_p[keep], pairs_f[keep]
+    if pairs_p.size == 0:
+        return None
+    t = st.target[rr]
+    safe = np.where(t > 0, t, 1.0)
+    delta = st.LF[pairs_p][:, rr]
+
+    def dev(load: np.ndarray, cap: np.ndarray) -> np.ndarray:
+        return np.where(t > 0, (load / cap - t) / safe, 0.0)
+
+    cap_s, cap_f = st.cap[s, rr], st.cap[pairs_f][:, rr]
+    load_s, load_f = st.load[s, rr], st.load[pairs_f][:, rr]
+    before = (dev(load_s, cap_s) ** 2).sum() + (dev(load_f, cap_f) ** 2).sum(axis=1)
+    after = (dev(load_s - delta, cap_s) ** 2).sum(axis=1) + (dev(load_f + delta, cap_f) ** 2).sum(axis=1)
+    better = before - after
+    for k in np.argsort(-better, kind="stable").tolist():
+        if better[k] <= 1e-9:
+            return None
+        p, f = int(pairs_p[k]), int(pairs_f[k])
+        full = st.LF[p]
+        if _keeps_goals(st, s, -full) and _keeps_goals(st, f, full):
+            st.move_leadership(p, f)
+            return f
     return None
