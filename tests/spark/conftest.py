@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from kafka_balancer.model.snapshot import Snapshot
@@ -24,8 +25,23 @@ class SampleSet:
     path: Path
 
 
+def _with_retention(snap: Snapshot, seconds: float) -> Snapshot:
+    """Every partition holds at least ``seconds`` of its writes (the simulator scales disk and network to
+    their own capacities, which can leave a partition whose whole log is a few minutes of writes; its
+    size then moves by several % between two rounds and no sampler pins it within 2 %)."""
+    from dataclasses import replace
+
+    from kafka_balancer.model.snapshot import DISK, NW_IN
+
+    disk = np.maximum(snap.leader_load[:, DISK], snap.leader_load[:, NW_IN] * seconds)
+    ll, fl = snap.leader_load.copy(), snap.follower_load.copy()
+    ll[:, DISK] = disk
+    fl[:, DISK] = disk
+    return replace(snap, leader_load=ll, follower_load=fl)
+
+
 def _make(tmp: Path, spec: SampleSpec, seed: int) -> SampleSet:
-    snap = generate(CLUSTER, seed=seed)
+    snap = _with_retention(generate(CLUSTER, seed=seed), 6 * 3600.0)
     sim = simulate(snap, spec, seed=seed)
     write_jsonl(sim.rounds, tmp, rounds_per_file=5)
     return SampleSet(snap, sim, tmp)

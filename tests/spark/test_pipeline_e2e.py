@@ -25,8 +25,11 @@ def test_clean_samples_recover_disk_network_and_cpu(spark: Any, clean_samples: S
     assert m["err_disk"].max() < 0.02
     assert m["err_nw_in"].max() < 0.05
     assert m["err_nw_out"].max() < 0.05
-    # CPU: the simulator's brokers burn 0.7·in + 0.15·out (leader) and 0.15·in (follower); the fit sees it.
-    assert res.cpu_model.fitted and res.cpu_model.normalised == pytest.approx((0.7, 0.15, 0.15), abs=0.03)
+    # CPU: the simulated brokers burn a·in + b·out per leader and c·in per follower (0.7/0.15/0.15 on the
+    # simulator's raw units; in snapshot units in and out are scaled differently). The fit must find the
+    # per-byte costs the truth implies.
+    assert res.cpu_model.fitted and res.cpu_model.r2 is not None and res.cpu_model.r2 > 0.99
+    assert res.cpu_model.normalised == pytest.approx(_true_cpu_weights(clean_samples), rel=0.03)
     assert m["err_leader_cpu"].median() < 0.05
     assert res.report["valid_ratio"] == 1.0 and len(res.windows) == WINDOWS
     snap = read_snapshot(tmp_path / "snap.json")
@@ -34,6 +37,16 @@ def test_clean_samples_recover_disk_network_and_cpu(spark: Any, clean_samples: S
     pw = spark.read.parquet(str(tmp_path / "tables" / "partition_windows"))
     assert pw.count() == WINDOWS * snap.n_partitions
     assert sorted(r["window"] for r in pw.select("window").distinct().collect()) == res.windows
+
+
+def _true_cpu_weights(samples: SampleSet) -> tuple[float, float, float]:
+    import numpy as np
+
+    t = samples.sim.truth
+    ab, *_ = np.linalg.lstsq(np.stack([t.nw_in, t.nw_out], axis=1), t.leader_cpu, rcond=None)
+    c = float(np.median(t.follower_cpu / t.nw_in))
+    tot = float(ab[0] + ab[1] + c)
+    return float(ab[0]) / tot, float(ab[1]) / tot, c / tot
 
 
 def test_resets_missing_samples_and_a_down_broker(spark: Any, faulty_samples: SampleSet, tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 Kafka has no per-partition byte rates, so (``docs/samples-format.md``):
 
 * ``nw_in``: the topic's bytes-in rate on the leader, split over the partitions of that topic the
-  broker leads in proportion to their appended messages; without a JMX series, the leader replica's size
+  broker leads in proportion to their appended messages per second; without a JMX series, the leader replica's size
   delta plus the bytes retention deleted (deleted messages × bytes per message) over the span;
 * ``nw_out`` (leader role): consumer bytes (the topic's bytes-out rate on the leader, split by the summed
   committed-offset deltas of all groups, or by appended messages when no group committed) plus the
@@ -26,14 +26,15 @@ PW_KEYS = ["cluster", "topic", "partition", "window"]
 def split_topic_rates(pdel: DataFrame, tb_rates: DataFrame, gdel: DataFrame) -> DataFrame:
     """Adds ``nw_in_jmx`` and ``consumer_jmx`` (with _max/_p95) from the topic-broker rates."""
     lead = Window.partitionBy("cluster", "topic", "leader", "window")
-    df = pdel.join(gdel.select(*PW_KEYS, "d_committed"), PW_KEYS, "left")
-    df = df.withColumn("_leo_tot", F.sum("d_leo").over(lead)).withColumn(
-        "_cons_tot", F.sum("d_committed").over(lead)
-    ).withColumn("_led", F.count("d_leo").over(lead))
-    in_share = F.when(F.col("_leo_tot") > 0, F.col("d_leo") / F.col("_leo_tot")).otherwise(
-        F.when(F.col("d_leo").isNotNull(), F.lit(1.0) / F.col("_led"))
+    df = pdel.join(gdel.select(*PW_KEYS, "d_committed", "committed_rate"), PW_KEYS, "left")
+    df = df.withColumn("_leo_tot", F.sum("leo_rate").over(lead)).withColumn(
+        "_cons_tot", F.sum("committed_rate").over(lead)
+    ).withColumn("_led", F.count("leo_rate").over(lead))
+    in_share = F.when(F.col("_leo_tot") > 0, F.col("leo_rate") / F.col("_leo_tot")).otherwise(
+        F.when(F.col("leo_rate").isNotNull(), F.lit(1.0) / F.col("_led"))
     )
-    out_share = F.when(F.col("_cons_tot") > 0, F.coalesce(F.col("d_committed"), F.lit(0)) / F.col("_cons_tot"))
+    out_share = F.when(F.col("_cons_tot") > 0,
+                       F.coalesce(F.col("committed_rate"), F.lit(0.0)) / F.col("_cons_tot"))
     df = df.withColumn("in_share", in_share).withColumn("out_share", F.coalesce(out_share, in_share))
     tb = tb_rates.withColumnRenamed("broker", "leader")
     df = df.join(tb, ["cluster", "topic", "leader", "window"], "left")

@@ -121,13 +121,17 @@ def _span(agg: DataFrame, keys: list[str], window_ms: int, pairs: list[tuple[str
 
 def partition_deltas(part_agg: DataFrame, window_ms: int) -> DataFrame:
     """Adds ``d_leo`` (messages appended; null when negative), ``d_lso`` (messages deleted by retention,
-    ≥ 0) and ``span_ms``."""
+    ≥ 0), ``span_ms`` and ``leo_rate`` (messages per second)."""
     df = _span(part_agg, ["topic", "partition"], window_ms,
                [("first_leo", "last_leo"), ("first_lso", "last_lso")])
     d_leo = F.col("last_leo") - F.col("base_leo")
-    return df.withColumn("d_leo", F.when(d_leo >= 0, d_leo)).withColumn(
+    df = df.withColumn("d_leo", F.when(d_leo >= 0, d_leo)).withColumn(
         "d_lso", F.greatest(F.col("last_lso") - F.col("base_lso"), F.lit(0))
-    ).drop("base_leo", "base_lso", "first_leo", "first_lso")
+    )
+    # Messages per second: partitions of one topic and leader may have spans of different lengths when
+    # samples are missing, so shares are taken on rates, not on raw deltas.
+    return df.withColumn("leo_rate", F.col("d_leo") / F.when(F.col("span_ms") > 0, F.col("span_ms")) * 1000.0).drop(
+        "base_leo", "base_lso", "first_leo", "first_lso")
 
 
 def replica_deltas(replica_agg: DataFrame, window_ms: int) -> DataFrame:
@@ -138,9 +142,10 @@ def replica_deltas(replica_agg: DataFrame, window_ms: int) -> DataFrame:
 
 def group_deltas(group_agg: DataFrame, window_ms: int) -> DataFrame:
     """Per partition and window: ``d_committed``, the sum over groups of committed-offset deltas (each
-    clipped at zero: a rewound group consumed nothing new)."""
+    clipped at zero: a rewound group consumed nothing new), and ``committed_rate`` (messages per second)."""
     df = _span(group_agg, ["group", "topic", "partition"], window_ms, [("first_c", "last_c")])
     d = F.greatest(F.col("last_c") - F.col("base_c"), F.lit(0))
+    rate = d / F.when(F.col("span_ms") > 0, F.col("span_ms")) * 1000.0
     return df.groupBy("cluster", "topic", "partition", "window").agg(
-        F.sum(d).alias("d_committed"), F.count(F.lit(1)).alias("groups")
+        F.sum(d).alias("d_committed"), F.sum(rate).alias("committed_rate"), F.count(F.lit(1)).alias("groups")
     )

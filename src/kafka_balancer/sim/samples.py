@@ -121,7 +121,7 @@ def _prepare(snap: Snapshot, spec: SampleSpec, seed: int) -> tuple[Truth, Iterat
     n_rounds = spec.windows * per_window + 1
     start = spec.start_ms // w * w
     dt = spec.interval_ms / 1000.0
-    p_count, n = snap.n_partitions, snap.n_brokers
+    p_count = snap.n_partitions
     msg = rng.integers(spec.msg_bytes[0], spec.msg_bytes[1] + 1, size=len(snap.topics))[snap.topic_idx]
     msg = msg.astype(np.int64)
     nw_in = snap.leader_load[:, NW_IN].copy()
@@ -140,7 +140,7 @@ def _prepare(snap: Snapshot, spec: SampleSpec, seed: int) -> tuple[Truth, Iterat
     # Messages written since the first round (whole messages) and the retention dynamics.
     e_last = (n_rounds - 2) * dt  # last round of the last closed window
     msgs_rate = nw_in / msg
-    seg = np.maximum(1, np.floor(msgs_rate * 1.5 * w / 1000.0)).astype(np.int64)
+    seg = np.maximum(1, np.floor(msgs_rate * 0.5 * w / 1000.0)).astype(np.int64)  # 150 s of writes
     phase = rng.integers(0, seg) if spec.retention else np.zeros(p_count, dtype=np.int64)
 
     def written(e: float) -> I64:
