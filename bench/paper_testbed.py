@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 
+from docsection import write_section
 from kafka_balancer.model.snapshot import RESOURCES
 from kafka_balancer.planner import plan
 from kafka_balancer.sim.cluster import PRESETS, generate
 
 PAPER_REDUCTION = {"cpu": 72.1, "disk": 86.1, "nw_in": 79.2, "nw_out": 63.9}
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> int:
@@ -55,19 +54,12 @@ def main() -> int:
     text = summary + "\n" + "\n".join(lines)
     print(text)
     if args.write_doc:
-        doc = ROOT / "docs" / "benchmarks.md"
-        body = doc.read_text() if doc.exists() else "# Benchmarks\n"
-        block = (
-            "<!-- PAPER:BEGIN -->\n## Seed 001 testbed, many seeds\n\nCommand: "
+        write_section(
+            "PAPER",
+            "## Seed 001 testbed, many seeds\n\nCommand: "
             f"`.venv/bin/python bench/paper_testbed.py --seeds {args.seeds} --write-doc` (✗: below the paper's "
-            f"reduction).\n\n{text}\n<!-- PAPER:END -->"
+            f"reduction).\n\n{text}",
         )
-        if "<!-- PAPER:BEGIN -->" in body:
-            pre, rest = body.split("<!-- PAPER:BEGIN -->", 1)
-            body = pre + block + rest.split("<!-- PAPER:END -->", 1)[1]
-        else:
-            body = body.rstrip() + "\n\n" + block + "\n"
-        doc.write_text(body)
     return 0
 
 

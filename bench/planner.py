@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from docsection import write_section
+
 ROOT = Path(__file__).resolve().parents[1]
 CLI = str(ROOT / ".venv" / "bin" / "kafka-balancer")
 DESCR = {
@@ -92,20 +94,12 @@ def main() -> int:
     text = table(rows)
     print(text)
     if args.write_doc:
-        doc = ROOT / "docs" / "benchmarks.md"
-        body = doc.read_text() if doc.exists() else "# Benchmarks\n"
         cmd = f".venv/bin/python bench/planner.py --cases {args.cases} --seed {args.seed} --write-doc"
-        block = (
-            f"<!-- PLANNER:BEGIN -->\n## Planner\n\nCommand: `{cmd}` (2 cores, whole command in a child "
-            f"process; peak RSS is the largest child's, simulator included).\n\n{text}\n<!-- PLANNER:END -->"
+        write_section(
+            "PLANNER",
+            f"## Planner\n\nCommand: `{cmd}` (2 cores, whole command in a child process; peak RSS is the largest "
+            f"child's, simulator included).\n\n{text}",
         )
-        if "<!-- PLANNER:BEGIN -->" in body:
-            pre, rest = body.split("<!-- PLANNER:BEGIN -->", 1)
-            post = rest.split("<!-- PLANNER:END -->", 1)[1]
-            body = pre + block + post
-        else:
-            body = body.rstrip() + "\n\n" + block + "\n"
-        doc.write_text(body)
     return 0
 
 
