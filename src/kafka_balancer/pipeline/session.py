@@ -9,6 +9,7 @@ only for ``--from-kafka``.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,8 @@ def get_spark(conf: dict[str, str] | None = None) -> Any:
     from pyspark.sql import SparkSession
 
     conf = conf or spark_conf()
+    # Python workers (applyInPandas) run the interpreter that runs us, which has kafka_balancer installed.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if conf.get("spark.master", "").startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder

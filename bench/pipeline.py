@@ -1,0 +1,174 @@
+"""Pipeline throughput: sample rows per second on Spark local[2] vs the same aggregation in plain pandas.
+
+Sample sets come from ``kafka_balancer.sim.samples`` (Parquet, one folder per record type): clusters with
+100 partitions per broker, RF 3, 6 windows of 5 minutes sampled every 20 s (91 rounds), from about 1M rows
+up to about 64M rows (1,000 brokers, 100,000 partitions; issue 4's 60M case).
+
+For each size:
+
+* **spark end to end**: ``run_batch`` (read Parquet, window aggregates, rates, loads, completeness, CPU fit
+  and split, snapshot written and validated, window tables written as Parquet), on a fresh local[2]
+  session (JVM start excluded, first action included);
+* **spark aggregation**: only the first stage (window aggregates of every record type, counted);
+* **pandas aggregation**: the same first stage with pandas ``groupby`` on the same Parquet files
+  (read included), single-threaded. Skipped above ``--pandas-max`` rows (memory).
+
+    .venv/bin/python bench/pipeline.py --sizes 1,4,16,64 --write-doc
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+W_MS = 300_000
+
+
+def make_samples(target_m: float, out: Path, seed: int = 0) -> tuple[int, int, int]:
+    from kafka_balancer.sim.cluster import ClusterSpec, generate
+    from kafka_balancer.sim.samples import SampleSpec, iter_rounds, write_parquet
+
+    partitions = round(target_m * 1e6 / 640 / 100) * 100
+    brokers = max(6, partitions // 100)
+    spec = ClusterSpec(brokers=brokers, racks=min(10, max(3, brokers // 100)), topics=max(10, partitions // 50),
+                       partitions=partitions, rf=(3,), rf_weights=(1.0,), name=f"bench-{partitions}")
+    snap = generate(spec, seed=seed)
+    _truth, rounds = iter_rounds(snap, SampleSpec(cluster="bench", windows=6, interval_ms=20_000), seed=seed)
+    rows = write_parquet(tqdm(rounds, total=91, desc=f"generate {partitions} partitions", leave=False), out)
+    return rows, brokers, partitions
+
+
+def pandas_aggregation(d: Path) -> float:
+    """The window-aggregate stage in pandas: per type, group by key and window; first/last by time."""
+    t0 = time.perf_counter()
+    keys = {
+        "broker": ["broker"], "topic_broker": ["broker", "topic"], "partition": ["topic", "partition"],
+        "replica": ["topic", "partition", "broker"], "group_offset": ["group", "topic", "partition"],
+    }
+    vals = {
+        "broker": ["cpu_seconds"], "topic_broker": ["bytes_in", "bytes_out"],
+        "partition": ["log_end_offset", "log_start_offset", "leader"], "replica": ["size"],
+        "group_offset": ["committed"],
+    }
+    out = 0
+    for t, k in keys.items():
+        df = pq.read_table(d / "parquet" / t, columns=["cluster", "ts", *k, *vals[t]]).to_pandas()
+        df["window"] = df["ts"] // W_MS * W_MS
+        df = df.sort_values("ts", kind="stable")
+        g = df.groupby(["cluster", *k, "window"], observed=True, sort=False)
+        agg = g.agg(n=("ts", "size"), first_ts=("ts", "first"), last_ts=("ts", "last"),
+                    **{f"first_{v}": (v, "first") for v in vals[t]}, **{f"last_{v}": (v, "last") for v in vals[t]})
+        if t in ("broker", "topic_broker"):
+            g[vals[t][0]].apply(list)  # the points a counter keeps
+        out += len(agg)
+        del df, g, agg
+        gc.collect()
+    assert out > 0
+    return time.perf_counter() - t0
+
+
+def spark_run(d: Path, driver_memory: str, shuffle: int) -> dict[str, Any]:
+    from pyspark.sql import functions as F
+
+    from kafka_balancer.pipeline.aggregate import AGGREGATORS
+    from kafka_balancer.pipeline.batch import run_batch
+    from kafka_balancer.pipeline.config import PipelineConfig
+    from kafka_balancer.pipeline.read import read_samples_by_type
+    from kafka_balancer.pipeline.session import get_spark, spark_conf
+
+    spark = get_spark(spark_conf(driver_memory=driver_memory, shuffle_partitions=shuffle))
+    try:
+        spark.range(1).count()  # JVM up
+        t0 = time.perf_counter()
+        by_type = read_samples_by_type(spark, d)
+        n = 0
+        for t, df in by_type.items():
+            n += AGGREGATORS[t](df, W_MS).agg(F.count(F.lit(1))).first()[0]
+        t_agg = time.perf_counter() - t0
+        out = d / "out"
+        t0 = time.perf_counter()
+        res = run_batch(spark, d, PipelineConfig(window_ms=W_MS, windows=6), out=out / "snap.json",
+                        tables_dir=out / "tables", report_path=out / "report.json")
+        t_e2e = time.perf_counter() - t0
+        return {"agg_s": t_agg, "e2e_s": t_e2e, "valid_ratio": res.report["valid_ratio"],
+                "cpu_fitted": res.cpu_model.fitted, "agg_rows": n}
+    finally:
+        spark.stop()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1,4,16,64", help="target millions of rows")
+    ap.add_argument("--pandas-max", type=float, default=20.0, help="skip pandas above this many million rows")
+    ap.add_argument("--driver-memory", default="3g")
+    ap.add_argument("--shuffle-partitions", type=int, default=8)
+    ap.add_argument("--workdir", default=None, help="where sample sets go (default: a temp dir, removed)")
+    ap.add_argument("--write-doc", action="store_true", help="write the results into docs/benchmarks.md")
+    args = ap.parse_args()
+    rows_out = []
+    base = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="kb-bench-pipeline-"))
+    try:
+        for size in [float(s) for s in args.sizes.split(",")]:
+            d = base / f"s{size:g}"
+            shutil.rmtree(d, ignore_errors=True)
+            t0 = time.perf_counter()
+            rows, brokers, partitions = make_samples(size, d)
+            gen_s = time.perf_counter() - t0
+            sp = spark_run(d, args.driver_memory, args.shuffle_partitions)
+            pd_s = pandas_aggregation(d) if rows / 1e6 <= args.pandas_max else float("nan")
+            r = {"rows": rows, "brokers": brokers, "partitions": partitions, "gen_s": gen_s, **sp, "pandas_s": pd_s}
+            rows_out.append(r)
+            print(f"{rows:>11,} rows ({brokers} brokers, {partitions} partitions): spark e2e {sp['e2e_s']:.1f} s "
+                  f"= {rows / sp['e2e_s'] / 1e6:.2f} M rows/s; spark agg {sp['agg_s']:.1f} s; pandas agg "
+                  f"{pd_s:.1f} s; valid {sp['valid_ratio']:.3f}", flush=True)
+            shutil.rmtree(d, ignore_errors=True)
+    finally:
+        if not args.workdir:
+            shutil.rmtree(base, ignore_errors=True)
+    if args.write_doc:
+        write_doc(rows_out, " ".join(sys.argv[1:]))
+    return 0
+
+
+def write_doc(rows: list[dict[str, Any]], argv: str) -> None:
+    from docsection import write_section
+
+    lines = [
+        "## Pipeline",
+        "",
+        f"Command: `.venv/bin/python bench/pipeline.py {argv}` on this machine (2 cores, shared with other "
+        "jobs while measured; Spark local[2], driver memory 3g).",
+        "",
+        "| rows | brokers | partitions | spark end to end (s) | M rows/s | spark aggregation (s) | M rows/s "
+        "| pandas aggregation (s) | M rows/s | floor 1M rows/s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        pd_rate = "n/a" if np.isnan(r["pandas_s"]) else f"{r['rows'] / r['pandas_s'] / 1e6:.2f}"
+        pd_s = "not run (memory)" if np.isnan(r["pandas_s"]) else f"{r['pandas_s']:.1f}"
+        ok = "✓" if r["rows"] / r["e2e_s"] >= 1e6 else "✗"
+        lines.append(
+            f"| {r['rows']:,} | {r['brokers']} | {r['partitions']} | {r['e2e_s']:.1f} | "
+            f"{r['rows'] / r['e2e_s'] / 1e6:.2f} | {r['agg_s']:.1f} | {r['rows'] / r['agg_s'] / 1e6:.2f} | "
+            f"{pd_s} | {pd_rate} | {ok} |"
+        )
+    write_section("PIPELINE", "\n".join(lines) + "\n")
+    print("wrote docs/benchmarks.md (## Pipeline)")
+
+
+if __name__ == "__main__":
+    pd.options.mode.copy_on_write = True
+    sys.exit(main())
