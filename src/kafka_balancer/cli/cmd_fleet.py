@@ -80,8 +80,12 @@ def _whatif(spark: Any, args: argparse.Namespace, out: Path) -> int:
     if args.whatif < 1 or args.steps < 1:
         raise InputError("--whatif and --steps must be at least 1")
     with tqdm(total=args.whatif, desc="clusters", unit="cluster") as bar:
+
+        def advance(n: int) -> None:
+            bar.update(n)
+
         table = whatif_sweep(spark, args.whatif, args.thetas, args.epss, args.steps, args.noise, args.seed,
-                             chunks=max(1, min(10, args.whatif // 20)), progress=lambda n: bar.update(n) and None)
+                             chunks=max(1, min(10, args.whatif // 20)), progress=advance)
     table.to_csv(out / "whatif.csv", index=False)
     summary = sweep_summary(table)
     summary.to_csv(out / "whatif-summary.csv", index=False)
