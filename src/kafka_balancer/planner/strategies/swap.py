@@ -33,7 +33,16 @@ def swap_between(st: State, hi: int, lo: int, r: int) -> bool:
     a, la = a[a_top], la[a_top]
     if b.size:
         lb = _role_loads(st, b, lo)
-        b_top = np.argsort(lb[:, r], kind="stable")[:TOP_B]
+        # what lo could give back: its lightest replicas on r, and its heaviest on the resource where it
+        # is closest to its ceiling (a broker full on network-in but short of disk trades one for the other)
+        u_lo = st.load[lo] / st.cap[lo]
+        room = np.where(np.arange(u_lo.size) == r, -np.inf, u_lo / np.maximum(st.distribution_goal.hi, 1e-12))
+        tight = int(np.argmax(room))
+        b_top = np.unique(
+            np.concatenate(
+                [np.argsort(lb[:, r], kind="stable")[:TOP_B], np.argsort(-lb[:, tight], kind="stable")[:TOP_B]]
+            )
+        )
         b, lb = b[b_top], lb[b_top]
     else:
         lb = np.zeros((0, la.shape[1]))
