@@ -44,13 +44,13 @@ def test_stop_and_restart_loses_no_window_and_counts_none_twice(
     inbox.mkdir()
     source = streaming.file_source(spark, inbox, max_files=1)
 
-    # Run 1: the first three files, processed continuously; stopped as soon as the partition query has
-    # written something (other queries may be stopped in the middle of a batch).
+    # Run 1: the first three files, processed continuously; stopped as soon as every query has written a
+    # closed window (the queries are at different batches then; some are stopped in the middle of one).
     _move(files[:3], inbox)
     job = streaming.start(spark, source, cfg, state, lateness_ms=0, trigger={"processingTime": "1 second"})
-    deadline = time.monotonic() + 240
-    part_sink = state / "aggs" / "partition"
-    while time.monotonic() < deadline and not list(part_sink.glob("*.parquet")):
+    deadline = time.monotonic() + 300
+    sinks = [state / "aggs" / t for t in ("broker", "topic_broker", "partition", "replica", "group_offset")]
+    while time.monotonic() < deadline and not all(list(s.glob("*.parquet")) for s in sinks):
         time.sleep(0.5)
     job.stop()
     first = streaming.emit_ready_windows(spark, state, out, cfg)

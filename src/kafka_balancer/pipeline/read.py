@@ -61,7 +61,11 @@ def read_samples(spark: SparkSession, samples_dir: str | Path) -> DataFrame:
 
 
 def _parquet(spark: SparkSession, pdir: Path, rtype: str) -> DataFrame:
-    df = spark.read.schema(type_schema(rtype, with_type=False)).parquet(str(pdir))
+    """Parquet files keep their own physical types (a writer may store ids as int64); every column is
+    cast to the explicit schema, and columns the type does not have are dropped."""
+    df = spark.read.parquet(str(pdir))
+    wanted = set(type_schema(rtype, with_type=False).fieldNames())
+    df = df.select(*[c for c in df.columns if c in wanted])
     cols: list[Column] = []
     for name in RAW_COLUMNS:
         if name == "type":

@@ -436,9 +436,20 @@ def write_parquet(rounds: list[dict[str, pa.Table]] | Iterator[dict[str, pa.Tabl
     return total
 
 
+_INT32 = {"v", "broker", "partition", "leader", "cpu_cores"}
+
+
 def _plain_schema(schema: pa.Schema) -> pa.Schema:
-    """Dictionary-encoded strings stay dictionary-encoded in Parquet; the values are plain strings."""
-    return pa.schema(
-        [pa.field(f.name, pa.dictionary(pa.int32(), pa.string()) if pa.types.is_dictionary(f.type) else f.type)
-         for f in schema]
-    )
+    """The sample format's types: int ids as int32, lists of int32; strings dictionary-encoded."""
+    fields = []
+    for f in schema:
+        if pa.types.is_dictionary(f.type):
+            t: pa.DataType = pa.dictionary(pa.int32(), pa.string())
+        elif f.name in _INT32:
+            t = pa.int32()
+        elif f.name in ("replicas", "isr"):
+            t = pa.list_(pa.int32())
+        else:
+            t = f.type
+        fields.append(pa.field(f.name, t))
+    return pa.schema(fields)
