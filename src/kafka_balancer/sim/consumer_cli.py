@@ -16,7 +16,6 @@ from tqdm import tqdm
 
 from kafka_balancer.errors import InputError
 from kafka_balancer.sim.consumer.experiment import VARIANTS, GridSpec, compare, run_grid
-from kafka_balancer.sim.consumer.plots import plot_grid
 
 COLUMNS = [("killed", "killed", "{:.0f}"), ("variant", "assignor/protocol", "{}"),
            ("throughput", "thr msg/s", "{:.0f}"), ("latency_p50_s", "p50 s", "{:.3f}"),
@@ -89,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
                                                     option=orjson.OPT_INDENT_2))
     md = table(rows)
     (out / "table.md").write_text(md + "\n")
+    from kafka_balancer.sim.consumer.plots import plot_grid  # matplotlib only when plotting
+
     plot = plot_grid(rows, out / "consumers.png",
                      f"{spec.consumers} consumers, {spec.partitions} partitions (Zipf {spec.skew}), "
                      f"utilisation {spec.utilisation}")
