@@ -170,5 +170,4 @@ def write_doc(rows: list[dict[str, Any]], argv: str) -> None:
 
 
 if __name__ == "__main__":
-    pd.options.mode.copy_on_write = True
     sys.exit(main())

@@ -28,7 +28,7 @@ def test_fleet_cli_plans_every_snapshot_like_the_planner_alone(spark: Any, tmp_p
     rc = main(["fleet", "--snapshots", str(d), "--out", str(tmp_path / "out")])
     assert rc == 1  # one snapshot is broken: reported in its row, the others planned
     table = pd.read_csv(tmp_path / "out" / "fleet.csv").set_index("cluster")
-    assert "non-empty" in table.loc["broken", "error"]
+    assert "'partitions' is missing" in table.loc["broken", "error"]
     for name, snap in snaps.items():
         alone = plan_one(snap, 0.8, 0.1)
         row = table.loc[name]

@@ -49,8 +49,8 @@ def test_stop_and_restart_loses_no_window_and_counts_none_twice(
     _move(files[:3], inbox)
     job = streaming.start(spark, source, cfg, state, lateness_ms=0, trigger={"processingTime": "1 second"})
     deadline = time.monotonic() + 300
-    sinks = [state / "aggs" / t for t in ("broker", "topic_broker", "partition", "replica", "group_offset")]
-    while time.monotonic() < deadline and not all(list(s.glob("*.parquet")) for s in sinks):
+    types = ("broker", "topic_broker", "partition", "replica", "group_offset")
+    while time.monotonic() < deadline and not all(streaming.committed_files(state, t) for t in types):
         time.sleep(0.5)
     job.stop()
     first = streaming.emit_ready_windows(spark, state, out, cfg)

@@ -121,6 +121,14 @@ def start(spark: SparkSession, source: Source, cfg: PipelineConfig, state_dir: s
     return StreamingJob(queries, state)
 
 
+def committed_files(state_dir: str | Path, rtype: str) -> int:
+    """How many data files the file sink of ``rtype`` has committed (from its ``_spark_metadata`` log)."""
+    log = Path(state_dir) / "aggs" / rtype / "_spark_metadata"
+    if not log.is_dir():
+        return 0
+    return sum(f.read_text(errors="replace").count('"path"') for f in log.iterdir() if f.name.split(".")[0].isdigit())
+
+
 def read_aggregates(spark: SparkSession, state_dir: str | Path) -> dict[str, DataFrame] | None:
     """The window aggregates written so far (None until every type has written something)."""
     out = {}
