@@ -62,7 +62,10 @@ def rotate_plan(name: str, current: dict[int, list[int]], brokers: list[int]) ->
 
 
 def executor(cluster, journal: Path, opts: ExecOptions = FAST) -> Executor:
-    return Executor(KafkaAdapter(cluster.admin()), Journal(journal), opts, say=lambda m: print("executor:", m))
+    return Executor(
+        KafkaAdapter(cluster.admin(), reconnect=cluster.admin), Journal(journal), opts,
+        say=lambda m: print("executor:", m),
+    )
 
 
 def throttle_left(cluster, topics: list[str]) -> dict:

@@ -21,7 +21,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from kafka_balancer.collect.admin import connect_admin
     from kafka_balancer.errors import InputError
     from kafka_balancer.executor.cancel import cancel_execution
     from kafka_balancer.executor.journal import Journal
@@ -31,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     if journal is not None and not journal.state().open:
         raise InputError(f"no unfinished execution in {args.journal}",
                          hint="pass the right --journal, or --all to cancel every ongoing reassignment")
-    adapter = KafkaAdapter(connect_admin(args.bootstrap, timeout_s=args.timeout))
+    adapter = KafkaAdapter.connect(args.bootstrap, timeout_s=args.timeout)
     try:
         res = cancel_execution(adapter, journal)
     finally:

@@ -71,7 +71,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from kafka_balancer.collect.admin import connect_admin
     from kafka_balancer.errors import InputError
     from kafka_balancer.executor.journal import Journal
     from kafka_balancer.executor.kafka_adapter import KafkaAdapter
@@ -86,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     opts = ExecOptions(throttle=args.throttle, max_per_broker=args.max_per_broker,
                        max_in_flight=args.max_in_flight, poll_s=args.poll,
                        stall_timeout_s=args.stall_timeout, progress=not args.no_progress)
-    adapter = KafkaAdapter(connect_admin(args.bootstrap, timeout_s=args.timeout))
+    adapter = KafkaAdapter.connect(args.bootstrap, timeout_s=args.timeout)
     try:
         ex = Executor(adapter, Journal(args.journal), opts)
         if not args.yes:

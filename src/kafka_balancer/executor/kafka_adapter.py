@@ -8,7 +8,7 @@ Only this module knows kafka-python types. Calls used: ``describe_cluster``, ``d
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from kafka_balancer.collect.admin import quiet_kafka_logs
@@ -18,27 +18,44 @@ from kafka_balancer.executor.view import TP, ClusterView, PartitionState, Reassi
 
 
 class KafkaAdapter:
-    """Wraps one ``KafkaAdminClient``."""
+    """Wraps one ``KafkaAdminClient``.
 
-    def __init__(self, admin: Any) -> None:
+    ``reconnect`` builds a fresh client: kafka-python can stay pinned to a connection of a broker that
+    died (a node it chose as controller), so after repeated connection errors the client is replaced.
+    """
+
+    def __init__(self, admin: Any, reconnect: Callable[[], Any] | None = None) -> None:
         self.admin = admin
+        self._reconnect = reconnect
+
+    @classmethod
+    def connect(cls, bootstrap: str, timeout_s: float | None = None) -> KafkaAdapter:
+        """An adapter on a fresh admin client, able to replace it after repeated connection errors."""
+        from kafka_balancer.collect.admin import connect_admin
+
+        def make() -> Any:
+            return connect_admin(bootstrap) if timeout_s is None else connect_admin(bootstrap, timeout_s=timeout_s)
+
+        return cls(make(), reconnect=make)
 
     def close(self) -> None:
         with quiet_kafka_logs():
             self.admin.close()
 
-    def _call(self, what: str, fn: Any, *args: Any, attempts: int = 4, **kwargs: Any) -> Any:
-        """Call the admin client; connection errors (a broker that just died is still in the client's
-        metadata) are retried a few times before they become a ClusterError."""
+    def _call(self, what: str, method: str, *args: Any, attempts: int = 4, **kwargs: Any) -> Any:
+        """Call ``method`` of the admin client; connection errors (a broker that just died is still in the
+        client's metadata) are retried, the last time on a fresh client, before they become a ClusterError."""
         from kafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError, RetriableError
 
         for attempt in range(attempts):
             try:
                 with quiet_kafka_logs():
-                    return fn(*args, **kwargs)
+                    return getattr(self.admin, method)(*args, **kwargs)
             except (KafkaConnectionError, KafkaTimeoutError, RetriableError, OSError) as exc:
                 if attempt + 1 < attempts:
                     time.sleep(0.5 * (attempt + 1))
+                    if attempt + 2 == attempts:
+                        self._renew()
                     continue
                 raise ClusterError(f"{what} failed: {type(exc).__name__}: {exc}",
                                    hint="is the cluster reachable? `--resume` continues later") from exc
@@ -46,9 +63,24 @@ class KafkaAdapter:
                 raise ClusterError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
         raise AssertionError("unreachable")
 
+    def _renew(self) -> None:
+        """Replace the admin client with a fresh one from the bootstrap servers, if we know how."""
+        if self._reconnect is None:
+            return
+        try:
+            fresh = self._reconnect()
+        except Exception:  # the cluster is still away: keep the old client, the caller retries later
+            return
+        old, self.admin = self.admin, fresh
+        try:
+            with quiet_kafka_logs():
+                old.close()
+        except Exception:
+            pass
+
     # ---- reading ------------------------------------------------------------------------------
     def alive_brokers(self) -> frozenset[int]:
-        info = self._call("describe_cluster", self.admin.describe_cluster)
+        info = self._call("describe_cluster", "describe_cluster")
         return frozenset(int(b["broker_id"]) for b in info["brokers"] if not b.get("is_fenced"))
 
     def view(self, topics: Iterable[str] | None = None, with_sizes: bool = True) -> ClusterView:
@@ -56,11 +88,11 @@ class KafkaAdapter:
         alive = self.alive_brokers()
         wanted = sorted(set(topics)) if topics is not None else None
         if wanted is None:
-            names = [t for t in self._call("list_topics", self.admin.list_topics) if not t.startswith("__")]
+            names = [t for t in self._call("list_topics", "list_topics") if not t.startswith("__")]
             wanted = sorted(names)
         parts: dict[TP, PartitionState] = {}
         if wanted:
-            described = self._call("describe_topics", self.admin.describe_topics, wanted)
+            described = self._call("describe_topics", "describe_topics", wanted)
             for t in described:
                 if t.get("error_code", 0) != 0:
                     continue  # unknown topic: validation reports it
@@ -73,8 +105,7 @@ class KafkaAdapter:
         reassigning = {
             (tp.topic, tp.partition): Reassignment(tuple(r["replicas"]), tuple(r["adding_replicas"]),
                                                    tuple(r["removing_replicas"]))
-            for tp, r in self._call("list_partition_reassignments",
-                                    self.admin.list_partition_reassignments).items()
+            for tp, r in self._call("list_partition_reassignments", "list_partition_reassignments").items()
         }
         sizes: dict[tuple[str, int, int], int] = {}
         if with_sizes and wanted:
@@ -88,7 +119,7 @@ class KafkaAdapter:
         entries = []
         for b in sorted(brokers):
             try:
-                entries += self._call("describe_log_dirs", self.admin.describe_log_dirs, None, [b], attempts=1)
+                entries += self._call("describe_log_dirs", "describe_log_dirs", None, [b], attempts=1)
             except ClusterError:
                 continue
         for entry in entries:
@@ -110,7 +141,7 @@ class KafkaAdapter:
         if not targets:
             return {}
         req = {TopicPartition(t, p): list(r) for (t, p), r in targets.items()}
-        res = self._call("alter_partition_reassignments", self.admin.alter_partition_reassignments, req)
+        res = self._call("alter_partition_reassignments", "alter_partition_reassignments", req)
         return {(tp.topic, tp.partition): getattr(err, "__name__", str(err))
                 for tp, err in res.items() if err is not None}
 
@@ -121,7 +152,7 @@ class KafkaAdapter:
         req = {TopicPartition(t, p): None for t, p in tps}
         if not req:
             return {}
-        res = self._call("alter_partition_reassignments (cancel)", self.admin.alter_partition_reassignments, req)
+        res = self._call("alter_partition_reassignments (cancel)", "alter_partition_reassignments", req)
         return {(tp.topic, tp.partition): getattr(err, "__name__", str(err))
                 for tp, err in res.items() if err is not None}
 
@@ -133,7 +164,7 @@ class KafkaAdapter:
         by_topic: dict[str, list[int]] = {}
         for t, p in tps:
             by_topic.setdefault(t, []).append(p)
-        self._call("elect_leaders", self.admin.elect_leaders, 0, by_topic, raise_errors=False)
+        self._call("elect_leaders", "elect_leaders", 0, by_topic, raise_errors=False)
 
     def set_throttle(self, cfg: ThrottleConfigs) -> None:
         self._alter(cfg, delete=False)
@@ -154,7 +185,7 @@ class KafkaAdapter:
         if not resources:
             return
         what = "clearing the replication throttle" if delete else "setting the replication throttle"
-        res = self._call(what, self.admin.alter_configs, resources, incremental=True, raise_on_unknown=False)
+        res = self._call(what, "alter_configs", resources, incremental=True, raise_on_unknown=False)
         bad = [f"{kind} {name}: {r}" for kind, by_name in res.items() for name, r in by_name.items()
                if r != "OK"]
         if bad:
@@ -170,7 +201,7 @@ class KafkaAdapter:
         resources += [ConfigResource(ConfigResourceType.TOPIC, t) for t in topics]
         if not resources:
             return ThrottleConfigs({}, {})
-        res = self._call("describe_configs", self.admin.describe_configs, resources)
+        res = self._call("describe_configs", "describe_configs", resources)
         out_b = {int(name): {k: v["value"] for k, v in kv.items() if k in BROKER_KEYS}
                  for name, kv in res.get("broker", {}).items()}
         out_t = {name: {k: v["value"] for k, v in kv.items() if k in TOPIC_KEYS}

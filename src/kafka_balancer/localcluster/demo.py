@@ -87,7 +87,6 @@ def _measure_phase(opt: DemoOptions, cluster: Any, name: str, say: Callable[[str
 
 
 def run_demo(opt: DemoOptions, say: Callable[[str], None] | None = None) -> DemoResult:
-    from kafka_balancer.collect.admin import connect_admin
     from kafka_balancer.executor.journal import Journal
     from kafka_balancer.executor.kafka_adapter import KafkaAdapter
     from kafka_balancer.executor.runner import ExecOptions, Executor
@@ -165,7 +164,7 @@ def run_demo(opt: DemoOptions, say: Callable[[str], None] | None = None) -> Demo
         t0 = time.monotonic()
         say("[6/9] executing the plan on the live cluster")
         if len(result.plan):
-            adapter = KafkaAdapter(connect_admin(cluster.bootstrap))
+            adapter = KafkaAdapter.connect(cluster.bootstrap)
             try:
                 rep = Executor(adapter, journal, ExecOptions(throttle=opt.throttle), say=say).run(result.plan)
             finally:
