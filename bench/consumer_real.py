@@ -1,6 +1,6 @@
 """Seed 000's experiment on a real local cluster: 6 consumer processes, then k of them SIGKILLed.
 
-    .venv/bin/python bench/consumer_real.py [--strategies balanced,range,paper] [--kills 1,3]
+    .venv/bin/python bench/consumer_real.py [--strategies balanced,balanced:cooperative,range,paper] [--kills 1,3]
                                             [--out out/consumer-real]
 
 Starts its own 3-broker local cluster (free ports; stopped at the end), one topic with 12
@@ -63,10 +63,13 @@ def one_run(bootstrap: str, admin: Any, strategy: str, killed: int, run_id: int,
     outs = [work / f"{run_id}-w{i}.log" for i in range(WORKERS)]
     procs = []
     for out in outs:
+        name, _, protocol = strategy.partition(":")  # e.g. "balanced:cooperative"
         cmd = [sys.executable, "-m", "kafka_balancer.consumer.group_worker", "--bootstrap", bootstrap,
-               "--group", group, "--topic", topic, "--out", str(out), "--strategy", strategy,
+               "--group", group, "--topic", topic, "--out", str(out), "--strategy", name,
                "--session-ms", "6000", "--heartbeat-ms", "1000", "--process-ms", str(process_ms)]
-        if strategy == "balanced":
+        if protocol:
+            cmd += ["--protocol", protocol]
+        if name == "balanced":
             cmd.append("--live-loads")
         procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         time.sleep(0.3)
@@ -183,13 +186,48 @@ def main() -> int:
     finally:
         cluster.down(wipe=True)
     (out / "results.json").write_text(json.dumps(rows, indent=2))
-    print("| killed | strategy | thr msg/s (arrival) | p50 s | p99 s | max lag | recovery s | produced | lost |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    lines = [
+        f"Command: `.venv/bin/python bench/consumer_real.py --strategies {args.strategies} --kills {args.kills} "
+        f"--after-s {args.after_s:g} --out {args.out}` (3-broker local cluster, 12 partitions, Zipf rates "
+        f"{args.rate:g} msg/s in all, {args.process_ms:g} ms per record per worker; 2 shared cores).",
+        "",
+        "| killed | strategy | thr msg/s (arrival) | p50 s | p99 s | max lag | recovery s | produced | lost |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
-        print(f"| {r['killed']} | {r['strategy']} | {r['throughput']:.0f} ({r['arrival_rate']:.0f}) | "
-              f"{r['latency_p50_s']:.3f} | {r['latency_p99_s']:.2f} | {r['max_lag']} | {r['recovery_s']:.2f} | "
-              f"{r['produced']} | {r['lost']} |")
+        lines.append(
+            f"| {r['killed']} | {r['strategy']} | {r['throughput']:.0f} ({r['arrival_rate']:.0f}) | "
+            f"{r['latency_p50_s']:.3f} | {r['latency_p99_s']:.2f} | {r['max_lag']} | {r['recovery_s']:.2f} | "
+            f"{r['produced']} | {r['lost']} |"
+        )
+    (out / "results.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    _plot(rows, out / "consumer-real.png")
     return 0
+
+
+def _plot(rows: list[dict[str, Any]], path: Path) -> None:
+    """Throughput, p99 latency, max lag and recovery time against consumers killed, one line a strategy."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [("throughput", "consumed msg/s after the kill"), ("latency_p99_s", "e2e latency p99 (s)"),
+              ("max_lag", "max lag (messages)"), ("recovery_s", "kill to last assignment (s)")]
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    for ax, (key, label) in zip(axes.flat, panels, strict=True):
+        for strat in sorted({r["strategy"] for r in rows}):
+            pts = sorted((r["killed"], r[key]) for r in rows if r["strategy"] == strat)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=strat)
+        ax.set_xlabel("consumers killed (of 6)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    axes.flat[0].legend(fontsize=8)
+    fig.suptitle("seed 000's experiment on a real local cluster")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
