@@ -14,6 +14,10 @@ For each size:
   (read included), single-threaded. Skipped above ``--pandas-max`` rows (memory).
 
     .venv/bin/python bench/pipeline.py --sizes 1,4,16,64 --write-doc
+    .venv/bin/python bench/pipeline.py --sizes "" --whatif 100 --write-doc   # the θ × ε what-if sweep
+
+Results are kept in docs/pipeline-bench/ (throughput.json, whatif.csv, whatif-summary.csv, whatif.png);
+``--write-doc`` rewrites the ``## Pipeline`` section of docs/benchmarks.md from whatever is there.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from tqdm import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 W_MS = 300_000
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "pipeline-bench"
 
 
 def make_samples(target_m: float, out: Path, seed: int = 0) -> tuple[int, int, int]:
@@ -116,12 +121,18 @@ def main() -> int:
     ap.add_argument("--driver-memory", default="3g")
     ap.add_argument("--shuffle-partitions", type=int, default=8)
     ap.add_argument("--workdir", default=None, help="where sample sets go (default: a temp dir, removed)")
+    ap.add_argument("--whatif", type=int, default=0, help="also run the θ × ε what-if sweep on N clusters")
+    ap.add_argument("--steps", type=int, default=2, help="what-if drift steps")
     ap.add_argument("--write-doc", action="store_true", help="write the results into docs/benchmarks.md")
     args = ap.parse_args()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    if args.whatif:
+        run_whatif(args.whatif, args.steps)
     rows_out = []
+    sizes = [float(x) for x in args.sizes.split(",") if x.strip()]
     base = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="kb-bench-pipeline-"))
     try:
-        for size in [float(s) for s in args.sizes.split(",")]:
+        for size in sizes:
             d = base / f"s{size:g}"
             shutil.rmtree(d, ignore_errors=True)
             t0 = time.perf_counter()
@@ -138,18 +149,90 @@ def main() -> int:
     finally:
         if not args.workdir:
             shutil.rmtree(base, ignore_errors=True)
+    if rows_out:
+        import orjson
+
+        (RESULTS / "throughput.json").write_bytes(orjson.dumps(
+            {"command": "bench/pipeline.py " + " ".join(sys.argv[1:]), "rows": rows_out},
+            option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
     if args.write_doc:
-        write_doc(rows_out, " ".join(sys.argv[1:]))
+        write_doc()
     return 0
 
 
-def write_doc(rows: list[dict[str, Any]], argv: str) -> None:
+THETAS = (0.6, 0.7, 0.8, 0.9, 0.95)
+EPSS = (0.02, 0.05, 0.1, 0.2, 0.4)
+
+
+def run_whatif(clusters: int, steps: int) -> None:
+    from kafka_balancer.pipeline.fleet import plot_sweep, sweep_summary, whatif_sweep
+    from kafka_balancer.pipeline.session import get_spark, spark_conf
+
+    spark = get_spark(spark_conf(driver_memory="1g", shuffle_partitions=4))
+    try:
+        t0 = time.perf_counter()
+        with tqdm(total=clusters, desc="what-if clusters") as bar:
+            def advance(n: int) -> None:
+                bar.update(n)
+
+            table = whatif_sweep(spark, clusters, THETAS, EPSS, steps=steps, chunks=max(1, clusters // 25),
+                                 progress=advance)
+        secs = time.perf_counter() - t0
+    finally:
+        spark.stop()
+    table.to_csv(RESULTS / "whatif.csv", index=False)
+    summary = sweep_summary(table)
+    summary.to_csv(RESULTS / "whatif-summary.csv", index=False)
+    plot_sweep(summary, str(RESULTS / "whatif.png"))
+    (RESULTS / "whatif-meta.txt").write_text(
+        f"clusters={clusters} steps={steps} plans={clusters * len(THETAS) * len(EPSS) * (steps + 1)} "
+        f"seconds={secs:.0f}\n")
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+
+
+def write_doc() -> None:
+    import orjson
+
     from docsection import write_section
 
+    lines = ["## Pipeline", ""]
+    tp = RESULTS / "throughput.json"
+    if tp.exists():
+        doc = orjson.loads(tp.read_bytes())
+        lines += _throughput_lines(doc["rows"], doc["command"])
+    summ = RESULTS / "whatif-summary.csv"
+    if summ.exists():
+        lines += _whatif_lines(pd.read_csv(summ), (RESULTS / "whatif-meta.txt").read_text().strip())
+    write_section("PIPELINE", "\n".join(lines) + "\n")
+    print("wrote docs/benchmarks.md (## Pipeline)")
+
+
+def _whatif_lines(s: pd.DataFrame, meta: str) -> list[str]:
     lines = [
-        "## Pipeline",
+        "### What-if: θ × ε (seed 001 §3.2)",
         "",
-        f"Command: `.venv/bin/python bench/pipeline.py {argv}` on this machine (2 cores, shared with other "
+        f"Command: `.venv/bin/python bench/pipeline.py --sizes '' --whatif N --write-doc` ({meta}); the same "
+        "sweep as `kafka-balancer fleet --whatif N`. Each simulated cluster (6..12 brokers, 60..240 partitions, "
+        "Kafka's placement) is planned for every (θ, ε), then goes through drift steps (every partition's load "
+        "× log-normal, σ 0.15) with a re-plan after each. Means over clusters: moves and bytes per drift step "
+        "(thrash), σ and the hottest broker after the re-plan, and the share of steps after which the cluster "
+        "misses the reference goals θ 0.8 / ε 0.1 (sluggish). Plot: `docs/pipeline-bench/whatif.png`.",
+        "",
+        "| θ | ε | moves / step | replica moves / step | GB / step | σ after | max util after | misses θ0.8/ε0.1 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in s.sort_values(["theta", "eps"]).to_dict(orient="records"):
+        lines.append(
+            f"| {r['theta']:g} | {r['eps']:g} | {r['drift_moves']:.1f} | {r['drift_replica_moves']:.1f} | "
+            f"{r['drift_bytes'] / 1e9:.2f} | {r['drift_sigma']:.4f} | {r['drift_max_util']:.3f} | "
+            f"{100 * r['ref_miss']:.0f} % |"
+        )
+    return [*lines, ""]
+
+
+def _throughput_lines(rows: list[dict[str, Any]], command: str) -> list[str]:
+    lines = [
+        f"Command: `.venv/bin/python {command}` on this machine (2 cores, shared with other "
         "jobs while measured; Spark local[2], driver memory 3g).",
         "",
         "| rows | brokers | partitions | spark end to end (s) | M rows/s | spark aggregation (s) | M rows/s "
@@ -157,16 +240,16 @@ def write_doc(rows: list[dict[str, Any]], argv: str) -> None:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        pd_rate = "n/a" if np.isnan(r["pandas_s"]) else f"{r['rows'] / r['pandas_s'] / 1e6:.2f}"
-        pd_s = "not run (memory)" if np.isnan(r["pandas_s"]) else f"{r['pandas_s']:.1f}"
+        missing = r["pandas_s"] is None or np.isnan(r["pandas_s"])
+        pd_rate = "n/a" if missing else f"{r['rows'] / r['pandas_s'] / 1e6:.2f}"
+        pd_s = "not run (memory)" if missing else f"{r['pandas_s']:.1f}"
         ok = "✓" if r["rows"] / r["e2e_s"] >= 1e6 else "✗"
         lines.append(
             f"| {r['rows']:,} | {r['brokers']} | {r['partitions']} | {r['e2e_s']:.1f} | "
             f"{r['rows'] / r['e2e_s'] / 1e6:.2f} | {r['agg_s']:.1f} | {r['rows'] / r['agg_s'] / 1e6:.2f} | "
             f"{pd_s} | {pd_rate} | {ok} |"
         )
-    write_section("PIPELINE", "\n".join(lines) + "\n")
-    print("wrote docs/benchmarks.md (## Pipeline)")
+    return [*lines, ""]
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ window step, snapshot) is the code ``pipeline --from-kafka`` runs. The Kafka sou
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -29,9 +30,14 @@ pytestmark = pytest.mark.spark
 
 
 def _move(files: list[Path], dest: Path) -> None:
+    """Files appear atomically and in time order, as a collector writes them (the file source takes them
+    oldest first; a file of older samples arriving after newer ones would be late data, dropped)."""
     for f in files:
-        shutil.copy(f, dest / f".{f.name}.tmp")
-        (dest / f".{f.name}.tmp").rename(dest / f.name)  # atomic appearance, as a collector would do
+        tmp = dest / f".{f.name}.tmp"
+        shutil.copy(f, tmp)
+        stamp = 1_700_000_000 + int(f.name.split("-")[1]) // 1000
+        os.utime(tmp, (stamp, stamp))
+        tmp.rename(dest / f.name)
 
 
 def test_stop_and_restart_loses_no_window_and_counts_none_twice(
@@ -44,13 +50,14 @@ def test_stop_and_restart_loses_no_window_and_counts_none_twice(
     inbox.mkdir()
     source = streaming.file_source(spark, inbox, max_files=1)
 
-    # Run 1: the first three files, processed continuously; stopped as soon as every query has written a
-    # closed window (the queries are at different batches then; some are stopped in the middle of one).
+    # Run 1: the first three files, processed continuously; stopped as soon as every query's watermark has
+    # passed the first window (so each has written it), while the queries are at different batches (some
+    # are stopped in the middle of one).
     _move(files[:3], inbox)
+    first_end = clean_samples.sim.spec.start_ms // cfg.window_ms * cfg.window_ms + cfg.window_ms
     job = streaming.start(spark, source, cfg, state, lateness_ms=0, trigger={"processingTime": "1 second"})
     deadline = time.monotonic() + 300
-    types = ("broker", "topic_broker", "partition", "replica", "group_offset")
-    while time.monotonic() < deadline and not all(streaming.committed_files(state, t) for t in types):
+    while time.monotonic() < deadline and (job.watermark_ms() or 0) < first_end:
         time.sleep(0.5)
     job.stop()
     first = streaming.emit_ready_windows(spark, state, out, cfg)
