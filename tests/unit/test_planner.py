@@ -62,8 +62,9 @@ def test_invariants_on_random_clusters(seed: int) -> None:
 
 
 NOT_REACHED = {
-    ("hetero", 0): "known shortfall: the smallest rack sits just above the disk and nw_in band; with unequal "
-    "capacities the rigorous rack bound cannot prove it infeasible, and the search does not reach balance"
+    ("hetero", 0): "known shortfall: the smallest rack carries more disk and nw_in than its capacity share; with "
+    "unequal capacities the rigorous rack bound cannot prove it infeasible, and the search does not reach balance "
+    "(the relaxed pass spreads the excess: max γ disk 0.25, nw_in 0.27)"
 }
 BALANCE_CASES = [
     pytest.param(preset, seed, marks=pytest.mark.xfail(strict=True, reason=NOT_REACHED[(preset, seed)]))
@@ -91,10 +92,20 @@ def test_reaches_balance_where_feasible(preset: str, seed: int) -> None:
         assert not np.isin(result.after_snapshot.replicas, dead).any()
 
 
-@pytest.mark.parametrize("preset", ["racks48", "new-brokers", "dead-broker", "hetero", "restarted"])
+@pytest.mark.parametrize(
+    "preset",
+    [
+        "racks48",
+        "new-brokers",
+        "dead-broker",
+        pytest.param("hetero", marks=pytest.mark.xfail(strict=True, reason=NOT_REACHED[("hetero", 0)])),
+        "restarted",
+    ],
+)
 def test_data_moved_within_one_and_a_half_bounds(preset: str) -> None:
     snap = generate(PRESETS[preset], seed=0)
     result = plan(snap)
+    assert result.after.balanced()  # the bound speaks of plans that reach balance
     assert 0 < result.moved_bytes_lower_bound <= result.moved_bytes <= 1.5 * result.moved_bytes_lower_bound
 
 

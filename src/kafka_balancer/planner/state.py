@@ -21,6 +21,7 @@ TOL = 1e-12
 class State:
     def __init__(self, snap: Snapshot, theta: float, eps: float, margin: float, by_gain_per_byte: bool = True) -> None:
         self.by_gain_per_byte = by_gain_per_byte  # replica choice: most violation removed per byte, or first
+        self.relaxed = False  # see judge()
         self.snap = snap
         self.rep = snap.replicas.copy()
         self.ldr = snap.leader.copy()
@@ -70,21 +71,36 @@ class State:
         v[~self.alive] = 0.0
         return v
 
+    def judge(self, util0: FloatArr, util1: FloatArr) -> tuple[np.ndarray, np.ndarray]:
+        """For utilisations before and after a change (last axis: resources, broadcastable): does the
+        change break a goal that held, and how much does it lower the cost?
+
+        Normal mode: no goal that holds may break, cost = total violation (the paper's rule). Relaxed mode,
+        for what is left when no move meets that rule: only θ may not newly break, and cost = the sum of
+        squared violations, so an excess that cannot vanish is spread out instead of sitting on one broker.
+        """
+        if self.relaxed:
+            g0, g1 = self.capacity_goal.violation(util0), self.capacity_goal.violation(util1)
+            c0, c1 = self.violation_of(util0) ** 2, self.violation_of(util1) ** 2
+        else:
+            g0, g1 = self.violation_of(util0), self.violation_of(util1)
+            c0, c1 = g0, g1
+        bad = np.any((g0 <= TOL) & (g1 > TOL), axis=-1)
+        return bad, c0.sum(axis=-1) - c1.sum(axis=-1)
+
     def accept(self, changes: list[tuple[int, FloatArr]]) -> float | None:
-        """Gain (drop of total violation) if the load changes are acceptable, else None.
+        """Gain (drop of cost) if the load changes are acceptable, else None.
 
         ``changes`` lists (broker, load delta) pairs; a broker may appear once.
         """
-        before = 0.0
-        after = 0.0
+        gain = 0.0
         for b, delta in changes:
-            v0 = self.violation_of(self.load[b] / self.cap[b])
-            v1 = self.violation_of((self.load[b] + delta) / self.cap[b])
-            if self.alive[b] and np.any((v0 <= TOL) & (v1 > TOL)):
+            if not self.alive[b]:
+                continue
+            bad, g = self.judge(self.load[b] / self.cap[b], (self.load[b] + delta) / self.cap[b])
+            if bad:
                 return None
-            before += float(v0.sum()) if self.alive[b] else 0.0
-            after += float(v1.sum()) if self.alive[b] else 0.0
-        gain = before - after
+            gain += float(g)
         return gain if gain > 1e-9 else None
 
     # -- hard constraints -----------------------------------------------------------------------

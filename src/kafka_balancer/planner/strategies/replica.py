@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kafka_balancer.planner.state import TOL, State
+from kafka_balancer.planner.state import State
 
 MAX_CANDIDATES = 24
 MAX_SOURCES = 16
@@ -46,24 +46,16 @@ def shed(st: State, src: int, r: int) -> bool:
     dests = np.argsort(util_r, kind="stable")
     dests = dests[st.alive[dests]][:MAX_DESTINATIONS]
     load_d, cap_d = st.load[dests], st.cap[dests]
-    v0 = st.violation_of(load_d / cap_d)
-    v0_sum = v0.sum(axis=1)
-    sat0 = v0 <= TOL
     cands = m[order]
     is_lead = (st.ldr[cands] == src)[:, None]
     deltas = np.where(is_lead, st.L[cands], st.F[cands])  # [K, 4]
-    v0s = st.violation_of(st.load[src] / st.cap[src])
-    v1s = st.violation_of((st.load[src][None, :] - deltas) / st.cap[src][None, :])  # [K, 4]
-    src_ok = ~np.any((v0s <= TOL)[None, :] & (v1s > TOL), axis=1)
-    gain_src = float(v0s.sum()) - v1s.sum(axis=1)
-    v1 = st.violation_of((load_d[None, :, :] + deltas[:, None, :]) / cap_d[None, :, :])  # [K, D, 4]
-    gain = (v0_sum[None, :] - v1.sum(axis=2)) + gain_src[:, None]
-    ok = (
-        st.dest_masks(cands, src, dests)
-        & src_ok[:, None]
-        & ~np.any(sat0[None, :, :] & (v1 > TOL), axis=2)
-        & (gain > 1e-9)
-    )
+    u_src = st.load[src] / st.cap[src]
+    bad_src, gain_src = st.judge(u_src[None, :], (st.load[src][None, :] - deltas) / st.cap[src][None, :])  # [K]
+    bad_dst, gain_dst = st.judge(
+        (load_d / cap_d)[None, :, :], (load_d[None, :, :] + deltas[:, None, :]) / cap_d[None, :, :]
+    )  # [K, D]
+    gain = gain_dst + gain_src[:, None]
+    ok = st.dest_masks(cands, src, dests) & ~bad_src[:, None] & ~bad_dst & (gain > 1e-9)
     has = ok.any(axis=1)
     if not has.any():
         return False
@@ -112,13 +104,13 @@ def attract(st: State, dst: int, r: int) -> bool:
     order = _candidate_order(contrib, need, st.disk_bytes[parts])[: MAX_CANDIDATES * 4]
     parts, srcs, deltas = parts[order], srcs[order], deltas[order]
     # destination side, all candidates at once
-    v0d = st.violation_of(st.load[dst] / st.cap[dst])
-    v1d = st.violation_of((st.load[dst][None, :] + deltas) / st.cap[dst][None, :])
+    bad_d, gain_d = st.judge(
+        (st.load[dst] / st.cap[dst])[None, :], (st.load[dst][None, :] + deltas) / st.cap[dst][None, :]
+    )
     # source side: each candidate's own source
-    v0s = st.violation_of(st.load[srcs] / st.cap[srcs])
-    v1s = st.violation_of((st.load[srcs] - deltas) / st.cap[srcs])
-    new_bad = np.any((v0d <= TOL)[None, :] & (v1d > TOL), axis=1) | np.any((v0s <= TOL) & (v1s > TOL), axis=1)
-    gain = (float(v0d.sum()) - v1d.sum(axis=1)) + (v0s.sum(axis=1) - v1s.sum(axis=1))
+    bad_s, gain_s = st.judge(st.load[srcs] / st.cap[srcs], (st.load[srcs] - deltas) / st.cap[srcs])
+    new_bad = bad_d | bad_s
+    gain = gain_d + gain_s
     score = np.where(~new_bad & (gain > 1e-9), gain / (st.disk_bytes[parts] + st.byte_floor), -np.inf)
     for k in np.argsort(-score, kind="stable").tolist():
         if not np.isfinite(score[k]):

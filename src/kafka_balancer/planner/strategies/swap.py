@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kafka_balancer.planner.state import TOL, State
+from kafka_balancer.planner.state import State
 
 TOP_A = 12
 TOP_B = 24
@@ -52,12 +52,10 @@ def swap_between(st: State, hi: int, lo: int, r: int) -> bool:
     net = la[:, None, :] - lb[None, :, :]  # what hi loses and lo gains, [A, B, R]
     u_hi0 = st.load[hi] / st.cap[hi]
     u_lo0 = st.load[lo] / st.cap[lo]
-    v_hi0 = st.violation_of(u_hi0)
-    v_lo0 = st.violation_of(u_lo0)
-    v_hi1 = st.violation_of((st.load[hi] - net) / st.cap[hi])
-    v_lo1 = st.violation_of((st.load[lo] + net) / st.cap[lo])
-    bad = np.any((v_hi0 <= TOL) & (v_hi1 > TOL), axis=2) | np.any((v_lo0 <= TOL) & (v_lo1 > TOL), axis=2)
-    gain = (v_hi0.sum() + v_lo0.sum()) - (v_hi1.sum(axis=2) + v_lo1.sum(axis=2))
+    bad_hi, gain_hi = st.judge(u_hi0, (st.load[hi] - net) / st.cap[hi])
+    bad_lo, gain_lo = st.judge(u_lo0, (st.load[lo] + net) / st.cap[lo])
+    bad = bad_hi | bad_lo
+    gain = gain_hi + gain_lo
     gain = np.where(bad | (net[:, :, r] <= 0), -np.inf, gain)
     size_a = st.disk_bytes[a]
     size_b = np.concatenate([st.disk_bytes[b[:-1]], [0.0]])
