@@ -75,10 +75,15 @@ def main() -> int:
     ap.add_argument("--out", default="out/bench-assignor")
     ap.add_argument("--skew", type=float, default=SKEW, help="Zipf exponent of the loads")
     ap.add_argument("--no-cli", action="store_true", help="skip the CLI timing")
+    ap.add_argument("--anchor", action="store_true",
+                    help="10,000 members (the KIP-848 uniform assignor's anchor) at 10k/100k/1M partitions instead")
     args = ap.parse_args()
     parts = PARTITIONS[:3] if args.quick else PARTITIONS
     rows = []
     cells = [(P, M) for P in parts for M in CONSUMERS]
+    if args.anchor:
+        cells = [(P, 10_000) for P in (10_000, 100_000, 1_000_000)]
+        args.no_cli = True
     for P, M in tqdm(cells, desc="assignor grid", file=sys.stderr):
         loads = zipf_loads(P, args.skew, seed=P + M)
         problem = problem_from_arrays(M, loads)
