@@ -60,6 +60,18 @@ def faulty_samples(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SampleS
     yield _make(tmp_path_factory.mktemp("faulty"), spec, 11)
 
 
+@pytest.fixture(scope="session")
+def clean_batch(spark: Any, clean_samples: SampleSet, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The batch pipeline on the clean samples (outputs written), shared by the tests that compare to it."""
+    from kafka_balancer.pipeline.batch import run_batch
+    from kafka_balancer.pipeline.config import PipelineConfig
+
+    out = tmp_path_factory.mktemp("clean_batch")
+    res = run_batch(spark, clean_samples.path, PipelineConfig(windows=WINDOWS), out=out / "snap.json",
+                    tables_dir=out / "tables", report_path=out / "report.json")
+    return res, out
+
+
 def partition_errors(snapshot: dict[str, Any], sim: SimulatedSamples) -> Any:
     import pandas as pd
 

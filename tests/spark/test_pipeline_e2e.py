@@ -18,9 +18,8 @@ from .conftest import WINDOWS, SampleSet, partition_errors
 pytestmark = pytest.mark.spark
 
 
-def test_clean_samples_recover_disk_network_and_cpu(spark: Any, clean_samples: SampleSet, tmp_path: Path) -> None:
-    res = run_batch(spark, clean_samples.path, PipelineConfig(windows=WINDOWS), out=tmp_path / "snap.json",
-                    tables_dir=tmp_path / "tables", report_path=tmp_path / "report.json")
+def test_clean_samples_recover_disk_network_and_cpu(spark: Any, clean_samples: SampleSet, clean_batch: Any) -> None:
+    res, tmp_path = clean_batch
     m = partition_errors(res.snapshot, clean_samples.sim)
     assert m["err_disk"].max() < 0.02
     assert m["err_nw_in"].max() < 0.05

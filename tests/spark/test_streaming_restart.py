@@ -21,7 +21,6 @@ from pyspark.sql import functions as F
 
 from kafka_balancer.model.snapshot_io import read_snapshot
 from kafka_balancer.pipeline import streaming
-from kafka_balancer.pipeline.batch import run_batch
 from kafka_balancer.pipeline.config import PipelineConfig
 
 from .conftest import WINDOWS, SampleSet
@@ -41,7 +40,7 @@ def _move(files: list[Path], dest: Path) -> None:
 
 
 def test_stop_and_restart_loses_no_window_and_counts_none_twice(
-    spark: Any, clean_samples: SampleSet, tmp_path: Path
+    spark: Any, clean_samples: SampleSet, clean_batch: Any, tmp_path: Path
 ) -> None:
     cfg = PipelineConfig(windows=WINDOWS)
     files = sorted(clean_samples.path.glob("*.jsonl"))  # five rounds (one window) per file
@@ -71,7 +70,7 @@ def test_stop_and_restart_loses_no_window_and_counts_none_twice(
     assert not set(first) & set(second)
     emitted = sorted(first + second)
 
-    batch = run_batch(spark, clean_samples.path, cfg)
+    batch = clean_batch[0]
     assert emitted == batch.windows  # every closed window, once
     assert orjson.loads((out / "emitted.json").read_bytes()) == emitted
 
