@@ -28,7 +28,7 @@ def _window(window_ms: int) -> Column:
     return F.window("event_time", f"{window_ms} milliseconds").alias("w")
 
 
-def _grouped(samples: DataFrame, rtype: str, keys: list[str], window_ms: int) -> tuple[DataFrame, list[str]]:
+def _grouped(samples: DataFrame, rtype: str, keys: list[str]) -> tuple[DataFrame, list[str]]:
     df = samples.where(F.col("type") == rtype)
     return df, ["cluster", *keys]
 
@@ -39,7 +39,7 @@ def _finish(df: DataFrame) -> DataFrame:
 
 def broker_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
     """cluster, broker, window, n, last_ts, rack, host, alive (last), cores, pts[(ts, cpu_seconds)]."""
-    df, keys = _grouped(samples, "broker", ["broker"], window_ms)
+    df, keys = _grouped(samples, "broker", ["broker"])
     return _finish(
         df.groupBy(*keys, _window(window_ms)).agg(
             F.count(F.lit(1)).alias("n"),
@@ -58,7 +58,7 @@ def broker_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
 
 def topic_broker_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
     """cluster, broker, topic, window, n, pts[(ts, bytes_in, bytes_out)]."""
-    df, keys = _grouped(samples, "topic_broker", ["broker", "topic"], window_ms)
+    df, keys = _grouped(samples, "topic_broker", ["broker", "topic"])
     return _finish(
         df.groupBy(*keys, _window(window_ms)).agg(
             F.count(F.lit(1)).alias("n"),
@@ -69,7 +69,7 @@ def topic_broker_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
 
 def partition_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
     """cluster, topic, partition, window, n, first/last ts and offsets, replicas, leader, isr (last)."""
-    df, keys = _grouped(samples, "partition", ["topic", "partition"], window_ms)
+    df, keys = _grouped(samples, "partition", ["topic", "partition"])
     return _finish(
         df.groupBy(*keys, _window(window_ms)).agg(
             F.count(F.lit(1)).alias("n"),
@@ -89,7 +89,7 @@ def partition_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
 
 def replica_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
     """cluster, topic, partition, broker, window, n, first/last ts and size."""
-    df, keys = _grouped(samples, "replica", ["topic", "partition", "broker"], window_ms)
+    df, keys = _grouped(samples, "replica", ["topic", "partition", "broker"])
     return _finish(
         df.groupBy(*keys, _window(window_ms)).agg(
             F.count(F.lit(1)).alias("n"),
@@ -103,7 +103,7 @@ def replica_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
 
 def group_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
     """cluster, group, topic, partition, window, first/last ts and committed offset."""
-    df, keys = _grouped(samples, "group_offset", ["group", "topic", "partition"], window_ms)
+    df, keys = _grouped(samples, "group_offset", ["group", "topic", "partition"])
     return _finish(
         df.groupBy(*keys, _window(window_ms)).agg(
             F.min("ts").alias("first_ts"),

@@ -88,8 +88,7 @@ def completeness_report(
         .reset_index()
         .rename(columns={"leader": "broker"})
     )
-    bs = broker_summary.rename(columns={"broker": "broker"})
-    by_broker = by_broker.merge(bs, on="broker", how="outer").fillna(0)
+    by_broker = by_broker.merge(broker_summary, on="broker", how="outer").fillna(0)
     by_broker = by_broker[(by_broker["invalid"] > 0) | (by_broker["cpu_valid_windows"] < len(windows))]
     invalid = ps[~ps["valid"]].sort_values(["topic", "partition"])
     reasons: dict[str, int] = {}

@@ -15,7 +15,7 @@ committed-offset delta (a group rewound) is clipped to zero; the log-start-offse
 retention deleted.
 
 Example (CPU seconds 100 → 160 → 10 → 70 over 60 s rounds on 4 cores: one reset, two 60 s intervals
-of 1 CPU second per second, 25 %)::
+of 1 CPU second per second, 25 %; ``tests/spark/test_pipeline_transforms.py`` runs exactly this)::
 
     >>> broker_cpu_rates(aggs["broker"], 300_000).select("cpu").first()   # doctest: +SKIP
     Row(cpu=25.0)
