@@ -35,10 +35,9 @@ class BatchResult:
     cluster: str
 
 
-def select_cluster(by_type: dict[str, DataFrame], wanted: str | None) -> str:
-    clusters = sorted(
-        {r["cluster"] for r in by_type["partition"].select("cluster").distinct().collect()}
-    )
+def select_cluster(aggs: dict[str, DataFrame], wanted: str | None) -> str:
+    """The cluster to snapshot (from the small partition-window aggregate, not the raw samples)."""
+    clusters = sorted({r["cluster"] for r in aggs["partition"].select("cluster").distinct().collect()})
     if not clusters:
         raise InputError("the samples hold no partition records",
                          hint="check that the collector ran against a cluster with topics")
@@ -67,9 +66,11 @@ def closed_windows(partition_agg: DataFrame, window_ms: int, count: int) -> list
 
 def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -> BatchResult:
     by_type = read_samples_by_type(spark, samples_dir)
-    cluster = select_cluster(by_type, cfg.cluster)
-    by_type = {t: df.where(F.col("cluster") == cluster) for t, df in by_type.items()}
+    if cfg.cluster is not None:
+        by_type = {t: df.where(F.col("cluster") == cfg.cluster) for t, df in by_type.items()}
     aggs = {t: AGGREGATORS[t](df, cfg.window_ms).persist() for t, df in by_type.items()}
+    cluster = select_cluster(aggs, cfg.cluster)
+    aggs = {t: a.where(F.col("cluster") == cluster) for t, a in aggs.items()}
     windows = closed_windows(aggs["partition"], cfg.window_ms, cfg.windows)
     if not windows:
         raise InputError(
