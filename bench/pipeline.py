@@ -1,8 +1,9 @@
 """Pipeline throughput: sample rows per second on Spark local[2] vs the same aggregation in plain pandas.
 
 Sample sets come from ``kafka_balancer.sim.samples`` (Parquet, one folder per record type): clusters with
-100 partitions per broker, RF 3, 6 windows of 5 minutes sampled every 20 s (91 rounds), from about 1M rows
-up to about 64M rows (1,000 brokers, 100,000 partitions; issue 4's 60M case).
+100 partitions per broker, RF 3, 6 windows of 5 minutes sampled every ``--interval-s`` (20 s: 91 rounds),
+from about 1M rows up to about 64M rows (about 1,000 brokers and 100,000 partitions sampled every 30 s:
+issue 4's 60M case).
 
 For each size:
 
@@ -42,17 +43,21 @@ W_MS = 300_000
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "pipeline-bench"
 
 
-def make_samples(target_m: float, out: Path, seed: int = 0) -> tuple[int, int, int]:
+ROWS_PER_PARTITION_ROUND = 10.4  # partition + 3 replicas + group offsets + topic-broker share (measured)
+
+
+def make_samples(target_m: float, out: Path, interval_s: int = 20, seed: int = 0) -> tuple[int, int, int]:
     from kafka_balancer.sim.cluster import ClusterSpec, generate
     from kafka_balancer.sim.samples import SampleSpec, iter_rounds, write_parquet
 
-    partitions = round(target_m * 1e6 / 640 / 100) * 100
+    rounds = 6 * 300 // interval_s + 1
+    partitions = round(target_m * 1e6 / rounds / ROWS_PER_PARTITION_ROUND / 100) * 100
     brokers = max(6, partitions // 100)
     spec = ClusterSpec(brokers=brokers, racks=min(10, max(3, brokers // 100)), topics=max(10, partitions // 50),
                        partitions=partitions, rf=(3,), rf_weights=(1.0,), name=f"bench-{partitions}")
     snap = generate(spec, seed=seed)
-    _truth, rounds = iter_rounds(snap, SampleSpec(cluster="bench", windows=6, interval_ms=20_000), seed=seed)
-    rows = write_parquet(tqdm(rounds, total=91, desc=f"generate {partitions} partitions", leave=False), out)
+    _truth, it = iter_rounds(snap, SampleSpec(cluster="bench", windows=6, interval_ms=interval_s * 1000), seed=seed)
+    rows = write_parquet(tqdm(it, total=rounds, desc=f"generate {partitions} partitions", leave=False), out)
     return rows, brokers, partitions
 
 
@@ -118,6 +123,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1,4,16,64", help="target millions of rows")
     ap.add_argument("--pandas-max", type=float, default=20.0, help="skip pandas above this many million rows")
+    ap.add_argument("--interval-s", type=int, default=20, help="sampling interval of the simulated collector")
     ap.add_argument("--driver-memory", default="3g")
     ap.add_argument("--shuffle-partitions", type=int, default=8)
     ap.add_argument("--workdir", default=None, help="where sample sets go (default: a temp dir, removed)")
@@ -136,7 +142,7 @@ def main() -> int:
             d = base / f"s{size:g}"
             shutil.rmtree(d, ignore_errors=True)
             t0 = time.perf_counter()
-            rows, brokers, partitions = make_samples(size, d)
+            rows, brokers, partitions = make_samples(size, d, args.interval_s)
             gen_s = time.perf_counter() - t0
             sp = spark_run(d, args.driver_memory, args.shuffle_partitions)
             pd_s = pandas_aggregation(d) if rows / 1e6 <= args.pandas_max else float("nan")

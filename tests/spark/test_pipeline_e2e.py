@@ -73,9 +73,9 @@ def test_cli_pipeline_writes_snapshot_report_and_fails_clearly(
     report = orjson.loads((tmp_path / "snap.report.json").read_bytes())
     assert report["valid_partitions"] == clean_samples.snap.n_partitions
     assert "cpu model" in capsys.readouterr().out
-    # Ten windows asked, four collected, all ten needed: fails with the counts and a hint, no traceback.
+    # Bad flags fail before any Spark work, with one line and a hint, no traceback.
     rc = main(["snapshot", "--samples", str(clean_samples.path), "--out", str(tmp_path / "x.json"),
-               "--windows", "10", "--min-valid-windows", "10"])
+               "--windows", "4", "--min-valid-windows", "10"])
     err = capsys.readouterr().err
-    assert rc == 2 and "have at least 10 valid windows" in err and "hint:" in err
+    assert rc == 2 and "--min-valid-windows must be between 1 and --windows (4)" in err and "hint:" in err
     assert not (tmp_path / "x.json").exists()

@@ -47,9 +47,10 @@ def add_window_options(p: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace) -> PipelineConfig:
     if args.windows < 1:
-        raise InputError(f"--windows must be at least 1, got {args.windows}")
+        raise InputError(f"--windows must be at least 1, got {args.windows}", hint="e.g. --windows 6")
     if args.min_valid_windows is not None and not 1 <= args.min_valid_windows <= args.windows:
-        raise InputError(f"--min-valid-windows must be between 1 and --windows ({args.windows})")
+        raise InputError(f"--min-valid-windows must be between 1 and --windows ({args.windows})",
+                         hint="a partition cannot have more valid windows than the snapshot uses")
     capacity = parse_capacity(args.capacity)
     per_broker: dict[int, dict[str, float]] = {}
     if args.capacities:
