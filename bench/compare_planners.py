@@ -78,8 +78,12 @@ class Violations:
 
     def as_dict(self) -> dict[str, int]:
         return {
-            "rf": self.rf, "distinct": self.distinct, "unknown": self.unknown, "live_only": self.live_only,
-            "rack_spread": self.rack_spread, "host_spread": self.host_spread,
+            "rf": self.rf,
+            "distinct": self.distinct,
+            "unknown": self.unknown,
+            "live_only": self.live_only,
+            "rack_spread": self.rack_spread,
+            "host_spread": self.host_spread,
         }
 
 
@@ -196,8 +200,7 @@ def judge(before: Snapshot, plan: Plan, theta: float, eps: float) -> tuple[Moves
     valid, structural = split_plan(before, plan)
     after = apply_plan(before, valid)
     v = after_violations(before, after)
-    viol = Violations(structural.rf, structural.distinct, structural.unknown, v.live_only, v.rack_spread,
-                      v.host_spread)
+    viol = Violations(structural.rf, structural.distinct, structural.unknown, v.live_only, v.rack_spread, v.host_spread)
     return moves(before, after), viol, evaluate(after, theta, eps)
 
 
@@ -228,8 +231,11 @@ def count_balance(snap: Snapshot) -> dict[str, float]:
         m = float(x.mean()) if x.size else 0.0
         return float(x.std() / m) if m > 0 else 0.0
 
-    return {"replica_cv": cv(replicas), "leader_cv": cv(leaders),
-            "max_potential_nw_out": float(pot_util.max()) if pot_util.size else 0.0}
+    return {
+        "replica_cv": cv(replicas),
+        "leader_cv": cv(leaders),
+        "max_potential_nw_out": float(pot_util.max()) if pot_util.size else 0.0,
+    }
 
 
 def ratio(ours: float | None, theirs: float | None) -> str:
@@ -288,16 +294,22 @@ def render_case(case: dict[str, Any], outcomes: Sequence[Outcome]) -> str:
     before = case["before"]
     lines.append(
         "| *before* | | | | | | | | "
-        + " / ".join(_fmt(before[r]["sigma"]) for r in RESOURCES) + " | "
-        + " / ".join(_fmt(before[r]["gamma"], ".2f") for r in RESOURCES) + " | "
-        + str(int(sum(before[r]["over_theta"] for r in RESOURCES))) + " | | "
-        + _counts_cells(case.get("before_counts")) + " |"
+        + " / ".join(_fmt(before[r]["sigma"]) for r in RESOURCES)
+        + " | "
+        + " / ".join(_fmt(before[r]["gamma"], ".2f") for r in RESOURCES)
+        + " | "
+        + str(int(sum(before[r]["over_theta"] for r in RESOURCES)))
+        + " | | "
+        + _counts_cells(case.get("before_counts"))
+        + " |"
     )
     for o in outcomes:
         status = o.status if not o.detail else f"{o.status}: {o.detail}"
         if o.metrics is None or o.moves is None or o.violations is None:
-            lines.append(f"| {o.planner} | {status} | {_fmt(o.wall_s, '.2f')} | {_fmt(o.cpu_s, '.2f')} "
-                         f"| {_fmt(o.peak_rss_mb, '.0f')} | | | | | | | | | |")
+            lines.append(
+                f"| {o.planner} | {status} | {_fmt(o.wall_s, '.2f')} | {_fmt(o.cpu_s, '.2f')} "
+                f"| {_fmt(o.peak_rss_mb, '.0f')} | | | | | | | | | |"
+            )
             continue
         v = o.violations
         viol = "0" if v.total() == 0 else ", ".join(f"{k} {n}" for k, n in v.as_dict().items() if n)
@@ -306,14 +318,18 @@ def render_case(case: dict[str, Any], outcomes: Sequence[Outcome]) -> str:
             f"| {o.planner} | {status} | {_fmt(o.wall_s, '.2f')} | {_fmt(o.cpu_s, '.2f')} "
             f"| {_fmt(o.peak_rss_mb, '.0f')} "
             f"| {o.moves.replica_moves:,} | {o.moves.leader_moves:,} | {o.moves.bytes_moved / 1e9:,.1f} | "
-            + " / ".join(_fmt(o.metrics[r]["sigma"]) for r in RESOURCES) + " | "
+            + " / ".join(_fmt(o.metrics[r]["sigma"]) for r in RESOURCES)
+            + " | "
             + " / ".join(_fmt(o.metrics[r]["gamma"], ".2f") for r in RESOURCES)
             + f" | {over} | {viol} | {_counts_cells(o.counts)} |"
         )
     ours = next((o for o in outcomes if o.planner == "ours"), None)
     if ours is not None:
-        lines += ["", "| ours ÷ | time | CPU time | bytes moved | σ cpu | σ disk | σ nw_in | σ nw_out | mean σ |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += [
+            "",
+            "| ours ÷ | time | CPU time | bytes moved | σ cpu | σ disk | σ nw_in | σ nw_out | mean σ |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
         for o in outcomes:
             if o.planner == "ours":
                 continue
@@ -321,12 +337,14 @@ def render_case(case: dict[str, Any], outcomes: Sequence[Outcome]) -> str:
             cells = [
                 ratio(ours.wall_s, o.wall_s) if o.status == "ok" and ours.status == "ok" else "n/a",
                 ratio(ours.cpu_s, o.cpu_s) if o.status == "ok" and ours.status == "ok" else "n/a",
-                ratio(ours.moves.bytes_moved if ours.moves else None,
-                      o.moves.bytes_moved if o.moves else None),
+                ratio(ours.moves.bytes_moved if ours.moves else None, o.moves.bytes_moved if o.moves else None),
             ]
             for r in RESOURCES:
-                cells.append(ratio(ours.metrics[r]["sigma"], o.metrics[r]["sigma"])  # type: ignore[index]
-                             if ok else "n/a")
+                cells.append(
+                    ratio(ours.metrics[r]["sigma"], o.metrics[r]["sigma"])  # type: ignore[index]
+                    if ok
+                    else "n/a"
+                )
             cells.append(ratio(_mean_sigma(ours), _mean_sigma(o)))
             lines.append(f"| {o.planner} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -394,8 +412,9 @@ def run_child(cmd: Sequence[str], timeout_s: float, log: Path) -> ChildResult:
             time.sleep(0.05)
     proc.returncode = os.waitstatus_to_exitcode(status)
     tail = log.read_text(errors="replace").strip().splitlines()[-3:]
-    return ChildResult(None if killed else proc.returncode, usage.ru_maxrss / 1024.0,
-                       time.monotonic() - t0, " | ".join(tail)[-300:])
+    return ChildResult(
+        None if killed else proc.returncode, usage.ru_maxrss / 1024.0, time.monotonic() - t0, " | ".join(tail)[-300:]
+    )
 
 
 def build_cc_harness(log: Path) -> tuple[bool, str]:
@@ -413,8 +432,9 @@ def build_cc_harness(log: Path) -> tuple[bool, str]:
     return False, first.split(" -> [Help")[0].replace("|", "/")[:700]
 
 
-def run_planner(planner: str, snap_path: Path, work: Path, args: argparse.Namespace,
-                cc_state: tuple[bool, str]) -> tuple[Outcome, Path | None]:
+def run_planner(
+    planner: str, snap_path: Path, work: Path, args: argparse.Namespace, cc_state: tuple[bool, str]
+) -> tuple[Outcome, Path | None]:
     plan_path = work / f"{planner}.plan.json"
     stats_path = work / f"{planner}.stats.json"
     log = work / f"{planner}.log"
@@ -424,29 +444,68 @@ def run_planner(planner: str, snap_path: Path, work: Path, args: argparse.Namesp
         ok = cc_state[0]
         if not ok:
             return Outcome(planner, "blocked", "harness not built (Maven's error above)"), None
-        cmd = ["java", f"-Xmx{args.cc_xmx}", "-jar", str(CC_JAR), "--snapshot", str(snap_path),
-               "--plan", str(plan_path), "--stats", str(stats_path), "--theta", str(args.theta),
-               "--eps", str(args.eps)] + (["--fast"] if planner == "cc-fast" else [])
+        cmd = [
+            "java",
+            f"-Xmx{args.cc_xmx}",
+            "-jar",
+            str(CC_JAR),
+            "--snapshot",
+            str(snap_path),
+            "--plan",
+            str(plan_path),
+            "--stats",
+            str(stats_path),
+            "--theta",
+            str(args.theta),
+            "--eps",
+            str(args.eps),
+        ] + (["--fast"] if planner == "cc-fast" else [])
         timeout = args.cc_timeout
     else:
-        cmd = [sys.executable, str(Path(__file__).resolve()), "_worker", "--planner", planner,
-               "--snapshot", str(snap_path), "--plan", str(plan_path), "--stats", str(stats_path),
-               "--theta", str(args.theta), "--eps", str(args.eps), "--seed", str(args.seed)]
+        cmd = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "_worker",
+            "--planner",
+            planner,
+            "--snapshot",
+            str(snap_path),
+            "--plan",
+            str(plan_path),
+            "--stats",
+            str(stats_path),
+            "--theta",
+            str(args.theta),
+            "--eps",
+            str(args.eps),
+            "--seed",
+            str(args.seed),
+        ]
         timeout = args.timeout
     res = run_child(cmd, timeout, log)
     if res.returncode is None:
-        return Outcome(planner, "timeout", f"cut at {timeout:.0f} s", wall_s=res.elapsed_s,
-                       peak_rss_mb=res.peak_rss_mb), None
+        return Outcome(
+            planner, "timeout", f"cut at {timeout:.0f} s", wall_s=res.elapsed_s, peak_rss_mb=res.peak_rss_mb
+        ), None
     if res.returncode != 0 or not plan_path.exists():
-        return Outcome(planner, "failed", f"exit {res.returncode}: {res.stderr_tail}".replace("|", "/"),
-                       peak_rss_mb=res.peak_rss_mb), None
+        return Outcome(
+            planner,
+            "failed",
+            f"exit {res.returncode}: {res.stderr_tail}".replace("|", "/"),
+            peak_rss_mb=res.peak_rss_mb,
+        ), None
     stats = json.loads(stats_path.read_text())
     heap = stats.get("peak_heap_bytes")
     cpu = stats.get("cpu_s")
-    out = Outcome(planner, "ok", wall_s=float(stats["wall_s"]), cpu_s=None if cpu is None else float(cpu),
-                  peak_rss_mb=res.peak_rss_mb,
-                  peak_heap_mb=None if heap is None else heap / 2**20,
-                  extra={k: v for k, v in stats.items() if k not in ("wall_s", "cpu_s", "peak_heap_bytes")})
+    out = Outcome(
+        planner,
+        "ok",
+        wall_s=float(stats["wall_s"]),
+        cpu_s=None if cpu is None else float(cpu),
+        peak_rss_mb=res.peak_rss_mb,
+        peak_heap_mb=None if heap is None else heap / 2**20,
+        extra={k: v for k, v in stats.items() if k not in ("wall_s", "cpu_s", "peak_heap_bytes")},
+    )
     return out, plan_path
 
 
@@ -482,8 +541,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return worker_main(wp.parse_args(argv[1:]))
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    ap.add_argument("--cases", default=",".join(DEFAULT_CASES),
-                    help="simulator presets, comma-separated (default: all, big ones last)")
+    ap.add_argument(
+        "--cases",
+        default=",".join(DEFAULT_CASES),
+        help="simulator presets, comma-separated (default: all, big ones last)",
+    )
     ap.add_argument("--planners", default=",".join(ALL_PLANNERS))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--theta", type=float, default=0.8)
@@ -515,9 +577,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         snap_path = cdir / "snapshot.json"
         snap = make_snapshot(case, args.seed, snap_path)
         m0 = evaluate(snap, args.theta, args.eps)
-        info = {"name": snap.name or case, "preset": case, "brokers": snap.n_brokers,
-                "alive": int(snap.alive.sum()), "partitions": snap.n_partitions, "replicas": snap.n_replicas,
-                "eta": m0.eta, "before": m0.as_dict(), "before_counts": count_balance(snap)}
+        info = {
+            "name": snap.name or case,
+            "preset": case,
+            "brokers": snap.n_brokers,
+            "alive": int(snap.alive.sum()),
+            "partitions": snap.n_partitions,
+            "replicas": snap.n_replicas,
+            "eta": m0.eta,
+            "before": m0.as_dict(),
+            "before_counts": count_balance(snap),
+        }
         outcomes: list[Outcome] = []
         for planner in planners:
             print(f"[{case}] {planner} ...", file=sys.stderr, flush=True)
@@ -531,8 +601,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     out.counts = count_balance(apply_plan(snap, split_plan(snap, plan)[0]))
                 except Exception as exc:  # a plan our own reader refuses is a result too
                     out.status, out.detail = "invalid plan", str(exc)[:200]
-            print(f"[{case}] {planner}: {out.status} {out.detail} wall={_fmt(out.wall_s, '.2f')}s",
-                  file=sys.stderr, flush=True)
+            print(
+                f"[{case}] {planner}: {out.status} {out.detail} wall={_fmt(out.wall_s, '.2f')}s",
+                file=sys.stderr,
+                flush=True,
+            )
             outcomes.append(out)
         sections.append(render_case(info, outcomes))
         results.append({"case": info, "outcomes": [_outcome_json(o) for o in outcomes]})
@@ -544,7 +617,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         path = Path(args.md)
         doc = path.read_text() if path.exists() else "# Benchmarks\n"
-        path.write_text(replace_section(doc, SECTION, md))
+        if "<!-- COMPARE:BEGIN -->" in doc:  # marked section: other sections' markers stay intact
+            head, rest = doc.split("<!-- COMPARE:BEGIN -->", 1)
+            doc = (
+                head
+                + f"<!-- COMPARE:BEGIN -->\n{SECTION}\n{md.rstrip()}\n"
+                + "<!-- COMPARE:END -->"
+                + rest.split("<!-- COMPARE:END -->", 1)[1]
+            )
+            path.write_text(doc)
+        else:
+            path.write_text(replace_section(doc, SECTION, md))
         print(f"wrote {SECTION!r} in {path}", file=sys.stderr)
     return 0
 
@@ -558,18 +641,25 @@ def _outcome_json(o: Outcome) -> dict[str, Any]:
 
 def _git_describe() -> str:
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
-                             text=True, timeout=10, check=False)
+        out = subprocess.run(
+            ["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
         return out.stdout.strip() or "unknown"
     except OSError:
         return "unknown"
 
 
 def render_section(sections: Sequence[str], args: argparse.Namespace, cc_state: tuple[bool, str]) -> str:
-    cmd = "bench/compare_planners.py " + " ".join(
-        shlex.quote(a) for a in sys.argv[1:]) if sys.argv and sys.argv[0].endswith("compare_planners.py") \
+    cmd = (
+        "bench/compare_planners.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+        if sys.argv and sys.argv[0].endswith("compare_planners.py")
         else "bench/compare_planners.py"
-    cc_line = ("built" if cc_state[0] else f"**not available** — {cc_state[1]}")
+    )
+    cc_line = "built" if cc_state[0] else f"**not available** — {cc_state[1]}"
     head = [
         "",
         "Written by `bench/compare_planners.py`; do not edit by hand. Every planner ran in its own process "
