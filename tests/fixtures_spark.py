@@ -14,6 +14,6 @@ import pytest
 def spark() -> Iterator[Any]:
     from kafka_balancer.pipeline.session import connector_jars, get_spark, spark_conf
 
-    session = get_spark(spark_conf(driver_memory="768m", shuffle_partitions=2, jars=connector_jars()))
+    session = get_spark(spark_conf(driver_memory="2g", shuffle_partitions=2, jars=connector_jars()))
     yield session
     session.stop()
