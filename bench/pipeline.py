@@ -171,8 +171,8 @@ def main() -> int:
     return 0
 
 
-THETAS = (0.6, 0.7, 0.8, 0.9, 0.95)
-EPSS = (0.02, 0.05, 0.1, 0.2, 0.4)
+THETAS = (0.6, 0.7, 0.8, 0.95)
+EPSS = (0.02, 0.05, 0.1, 0.3)
 
 
 def run_whatif(clusters: int, steps: int) -> None:
@@ -238,6 +238,30 @@ def _whatif_lines(s: pd.DataFrame, meta: str) -> list[str]:
             f"{r['drift_bytes'] / 1e9:.2f} | {r['drift_sigma']:.4f} | {r['drift_max_util']:.3f} | "
             f"{100 * r['ref_miss']:.0f} % |"
         )
+    e_lo, e_hi = s["eps"].min(), s["eps"].max()
+    t_lo, t_hi = s["theta"].min(), s["theta"].max()
+
+    def at(theta: float, eps: float, col: str) -> float:
+        return float(s[(s["theta"] == theta) & (s["eps"] == eps)][col].iloc[0])
+
+    lines += [
+        "",
+        f"Reading: ε drives the trade-off. At θ 0.8, going from ε {e_lo:g} to ε {e_hi:g} cuts the moves per drift "
+        f"step from {at(0.8, e_lo, 'drift_moves'):.0f} to {at(0.8, e_hi, 'drift_moves'):.0f} (replica moves "
+        f"{at(0.8, e_lo, 'drift_replica_moves'):.0f} to {at(0.8, e_hi, 'drift_replica_moves'):.1f}, bytes "
+        f"{at(0.8, e_lo, 'drift_bytes') / 1e9:.0f} GB to {at(0.8, e_hi, 'drift_bytes') / 1e9:.0f} GB): with a low "
+        "threshold the planner chases the noise of the drift (thrashing). With the high ε the re-planned "
+        f"cluster misses the reference goals after {100 * at(0.8, e_hi, 'ref_miss'):.0f} % of the steps and σ "
+        f"stays {at(0.8, e_hi, 'drift_sigma') / at(0.8, e_lo, 'drift_sigma'):.1f}× higher (sluggish). θ matters "
+        f"less on these clusters (mean utilisation 0.3-0.7): from θ {t_lo:g} to θ {t_hi:g} the replica moves per "
+        f"step at ε {e_lo:g} fall from {at(t_lo, e_lo, 'drift_replica_moves'):.0f} to "
+        f"{at(t_hi, e_lo, 'drift_replica_moves'):.0f} and the hottest broker after re-planning at ε {e_hi:g} "
+        f"rises from {at(t_lo, e_hi, 'drift_max_util'):.2f} to {at(t_hi, e_hi, 'drift_max_util'):.2f}. "
+        "About 37-42 % of steps miss the reference even with tight goals: on these small, skewed clusters the "
+        "planner (1 s per plan) does not always reach ε 0.1 on all four resources. Only 30 clusters were run "
+        "here (1,440 plans in 363 s on the shared 2 cores), not the thousands the issue names; the same "
+        "command takes any N.",
+    ]
     return [*lines, ""]
 
 
@@ -261,6 +285,19 @@ def _throughput_lines(rows: list[dict[str, Any]], commands: list[str]) -> list[s
             f"{r['rows'] / r['e2e_s'] / 1e6:.2f} | {r['agg_s']:.1f} | {r['rows'] / r['agg_s'] / 1e6:.2f} | "
             f"{pd_s} | {pd_rate} | {ok} |"
         )
+    lines += [
+        "",
+        "Reading: the aggregation stage (Parquet scan + per-window aggregates of every record type) runs at "
+        "1.7-2.4 M rows/s once the data is large, but the end-to-end job stays far below the 1 M rows/s floor: "
+        "the stages after the aggregation (window functions over the per-window tables, the joins of the load "
+        "split and the CPU split, the two summaries collected to the driver, the snapshot built and validated "
+        "in Python, the window tables written) cost about 35 s of fixed overhead on small sets and grow to "
+        "most of the 741 s at 100,900 partitions. The issue's \"60M rows\" case (about 1,000 brokers and "
+        "100k partitions over 6 windows) is 157.5 M rows with this simulator, because its consumer "
+        "groups (about 16 committed-offset records per partition and round) dominate; that is the last row. "
+        "pandas does the same aggregation single-threaded at 1-1.7 M rows/s up to 3.7 M rows; it was not run "
+        "above 20 M rows (memory; `--pandas-max`).",
+    ]
     return [*lines, ""]
 
 
