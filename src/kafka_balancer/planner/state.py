@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kafka_balancer.model.snapshot import NR, FloatArr, Snapshot, broker_loads
+from kafka_balancer.model.snapshot import FloatArr, Snapshot, broker_loads
 from kafka_balancer.planner.goals import (
     CapacityGoal,
     DistributionGoal,
@@ -115,20 +115,6 @@ class State:
                 mask &= m
         return mask
 
-    def dest_mask_for(self, p: int, src: int, dests: np.ndarray) -> np.ndarray:
-        """:meth:`dest_mask` restricted to the brokers ``dests`` (cheaper when they are few)."""
-        row = self.rep[p]
-        members = row[row >= 0]
-        # members and groups are a handful: broadcast comparisons beat set-membership routines here
-        mask = self.alive[dests] & (dests[:, None] != members[None, :]).all(axis=1)
-        others = members[members != src]
-        for goal in self.spread_goals:
-            g = goal.group_of
-            rest = np.unique(g[others])
-            if rest.size < np.unique(g[members]).size:
-                mask &= (g[dests][:, None] != rest[None, :]).all(axis=1)
-        return mask
-
     def dest_masks(self, parts: np.ndarray, src: int, dests: np.ndarray) -> np.ndarray:
         """[len(parts), len(dests)]: may a replica of each partition leave ``src`` for each destination?"""
         rows = self.rep[parts]  # [K, R], -1 padded
@@ -181,6 +167,3 @@ class State:
 
     def members_arr(self, b: int) -> np.ndarray:
         return np.fromiter(self.members[b], dtype=np.int64, count=len(self.members[b]))
-
-    def n_resources(self) -> int:
-        return NR
