@@ -14,6 +14,15 @@ import pytest
 def spark() -> Iterator[Any]:
     from kafka_balancer.pipeline.session import connector_jars, get_spark, spark_conf
 
-    session = get_spark(spark_conf(driver_memory="2g", shuffle_partitions=2, jars=connector_jars()))
+    session = get_spark(spark_conf(driver_memory="4g", shuffle_partitions=2, jars=connector_jars()))
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _release_spark_cache(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each test that used Spark, drop cached tables: one session serves the whole run, and what a
+    test persisted must not pile up (the driver heap is shared by driver and executors in local mode)."""
+    yield
+    if "spark" in request.fixturenames:
+        request.getfixturevalue("spark").catalog.clearCache()
