@@ -92,8 +92,10 @@ def test_stop_and_restart_loses_no_window_and_counts_none_twice(
     assert len(joined) == WINDOWS * clean_samples.snap.n_partitions
     for row in joined:
         assert row["n"] == row["b_n"]
-        assert row["nw_in"] == pytest.approx(row["b_in"], rel=1e-9)
-        assert row["nw_out"] == pytest.approx(row["b_out"], rel=1e-9)
+        # same records, summed in another order (streamed micro-batches vs one batch job): equal up to float
+        # reassociation; a window lost or counted twice would be off by tens of percent
+        assert row["nw_in"] == pytest.approx(row["b_in"], rel=1e-6)
+        assert row["nw_out"] == pytest.approx(row["b_out"], rel=1e-6)
         assert row["disk"] == row["b_disk"]
     snap = read_snapshot(out / "snapshot.json")
     assert snap.n_partitions == clean_samples.snap.n_partitions
