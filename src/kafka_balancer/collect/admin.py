@@ -65,3 +65,17 @@ def connect_admin(
             hint="check --bootstrap host:port and that the brokers run "
             "(`kafka-balancer local-cluster status` for the local cluster)",
         ) from exc
+
+
+def log_dir_replicas(entries: Any, topics: set[str]) -> Iterator[tuple[str, int, int, int, str, bool]]:
+    """Walk kafka-python's ``describe_log_dirs`` answer: (topic, partition, broker, size, log dir, future)
+    for every replica of one of ``topics``. ``future`` marks the copy of an ongoing intra-broker move."""
+    for entry in entries:
+        b = int(entry["broker"])
+        for d in entry["log_dirs"]:
+            for t in d.get("topics", []):
+                if t["name"] not in topics:
+                    continue
+                for p in t["partitions"]:
+                    yield (t["name"], int(p["partition_index"]), b, int(p["partition_size"]), d["log_dir"],
+                           bool(p.get("is_future_key")))

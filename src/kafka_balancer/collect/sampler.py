@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_balancer.collect.admin import quiet_kafka_logs
+from kafka_balancer.collect.admin import log_dir_replicas, quiet_kafka_logs
 from kafka_balancer.collect.prom_text import BrokerMetrics, parse_broker_metrics
 
 FORMAT_VERSION = 1
@@ -120,17 +120,9 @@ def read_round(
             dirs = admin.describe_log_dirs(None, alive_ids) if alive_ids else []
         except KafkaError:
             dirs = []
-        for entry in dirs:
-            b = int(entry["broker"])
-            for d in entry["log_dirs"]:
-                for t in d.get("topics", []):
-                    if t["name"] not in topics:
-                        continue
-                    for p in t["partitions"]:
-                        if p.get("is_future_key"):
-                            continue
-                        raw.replica_sizes.append((t["name"], int(p["partition_index"]), b,
-                                                  int(p["partition_size"]), d["log_dir"]))
+        for t, p, b, size, log_dir, future in log_dir_replicas(dirs, topics):
+            if not future:
+                raw.replica_sizes.append((t, p, b, size, log_dir))
         try:
             groups = [g["group_id"] for g in admin.list_groups()
                       if g.get("protocol_type") in ("consumer", "") or g.get("group_type") == "consumer"]

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from kafka_balancer.collect.admin import quiet_kafka_logs
+from kafka_balancer.collect.admin import log_dir_replicas, quiet_kafka_logs
 from kafka_balancer.errors import ClusterError
 from kafka_balancer.executor.throttle import ThrottleConfigs
 from kafka_balancer.executor.view import TP, ClusterView, PartitionState, Reassignment, tp_label
@@ -122,15 +122,8 @@ class KafkaAdapter:
                 entries += self._call("describe_log_dirs", "describe_log_dirs", None, [b], attempts=1)
             except ClusterError:
                 continue
-        for entry in entries:
-            b = int(entry["broker"])
-            for d in entry["log_dirs"]:
-                for t in d.get("topics", []):
-                    if t["name"] not in topics:
-                        continue
-                    for p in t["partitions"]:
-                        key = (t["name"], int(p["partition_index"]), b)
-                        out[key] = max(out.get(key, 0), int(p["partition_size"]))
+        for t, p, b, size, _dir, _future in log_dir_replicas(entries, topics):
+            out[(t, p, b)] = max(out.get((t, p, b), 0), size)
         return out
 
     # ---- acting -------------------------------------------------------------------------------
