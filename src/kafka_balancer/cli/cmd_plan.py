@@ -8,7 +8,7 @@ import sys
 import orjson
 from tqdm import tqdm
 
-from kafka_balancer.cli.options import add_goal_options
+from kafka_balancer.cli.options import add_goal_options, check_output_file, number
 from kafka_balancer.model.plan_io import write_plan
 from kafka_balancer.model.snapshot_io import read_snapshot
 from kafka_balancer.planner import plan
@@ -27,12 +27,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_goal_options(p)
     p.add_argument("--json", action="store_true", help="print a JSON summary instead of the table")
     p.add_argument("--plot", metavar="FILE.png", help="per-broker utilisation before/after, one panel a resource")
-    p.add_argument("--time-limit", type=float, default=600.0, help="seconds the search may take (default 600)")
+    p.add_argument("--time-limit", type=number("--time-limit"), default=600.0,
+                   help="seconds the search may take (default 600)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     snap = read_snapshot(args.snapshot)
+    # Refuse unwritable outputs before planning, so a long search is not thrown away at the end.
+    check_output_file(args.out, "--out")
+    if args.plot:
+        check_output_file(args.plot, "--plot")
     bar = None
     if snap.n_replicas >= 100_000 and sys.stderr.isatty():
         bar = tqdm(desc="planning moves", unit="move", file=sys.stderr)

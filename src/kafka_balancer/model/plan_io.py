@@ -15,6 +15,7 @@ import numpy as np
 import orjson
 
 from kafka_balancer.errors import InputError
+from kafka_balancer.model.fileio import read_input_bytes, write_atomic
 from kafka_balancer.model.snapshot import Snapshot
 
 
@@ -62,8 +63,8 @@ def plan_from_dict(doc: Any, source: str = "plan") -> Plan:
         topic, num, reps = e.get("topic"), e.get("partition"), e.get("replicas")
         if not isinstance(topic, str) or not topic:
             raise InputError(f"{where}: topic {topic!r} must be a non-empty string")
-        if isinstance(num, bool) or not isinstance(num, int) or num < 0:
-            raise InputError(f"{where}: partition {num!r} must be a non-negative integer")
+        if isinstance(num, bool) or not isinstance(num, int) or not 0 <= num < 2**31:
+            raise InputError(f"{where}: partition {num!r} must be an integer from 0 to {2**31 - 1}")
         label = f"{source}: partition {topic}-{num}"
         if (topic, num) in seen:
             raise InputError(f"{label} is listed twice", hint="list each partition once")
@@ -82,22 +83,18 @@ def plan_from_dict(doc: Any, source: str = "plan") -> Plan:
 
 def read_plan(path: str | Path) -> Plan:
     p = Path(path)
+    raw = read_input_bytes(p, "a plan JSON file")
     try:
-        doc = orjson.loads(p.read_bytes())
-    except FileNotFoundError:
-        raise InputError(f"{p}: no such file", hint="give the path of a plan JSON file") from None
+        doc = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise InputError(f"{p}: not valid JSON: {exc}") from None
+        raise InputError(f"{p}: not valid JSON: {exc}",
+                         hint="a plan is kafka-reassign-partitions JSON, as `kafka-balancer plan` writes it") from None
     return plan_from_dict(doc, source=str(p))
 
 
 def write_plan(plan: Plan, path: str | Path) -> None:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
     opts = orjson.OPT_INDENT_2 if len(plan) <= 20000 else 0
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_bytes(orjson.dumps(plan_to_dict(plan), option=opts) + b"\n")
-    tmp.replace(p)
+    write_atomic(path, orjson.dumps(plan_to_dict(plan), option=opts) + b"\n")
 
 
 def partition_index(snap: Snapshot) -> dict[tuple[str, int], int]:

@@ -18,19 +18,16 @@ import numpy as np
 import orjson
 
 from kafka_balancer.errors import InputError
+from kafka_balancer.model.fileio import read_input_bytes, write_atomic
 from kafka_balancer.model.snapshot import NR, RESOURCES, Snapshot, _intern
 
 FORMAT_VERSION = 1
+_INT32_MAX = 2**31 - 1
 
 
 def read_snapshot(path: str | Path) -> Snapshot:
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{p}: no such file", hint="give the path of a snapshot JSON file") from None
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read: {exc.strerror}") from None
+    raw = read_input_bytes(p, "a snapshot JSON file")
     try:
         doc = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -129,8 +126,9 @@ def snapshot_from_dict(doc: Any, source: str = "snapshot") -> Snapshot:
         num = _field(pr, "partition", where)
         if not isinstance(topic, str) or not topic:
             raise InputError(f"{where}: topic {topic!r} must be a non-empty string")
-        if isinstance(num, bool) or not isinstance(num, int) or num < 0:
-            raise InputError(f"{where}: partition {num!r} must be a non-negative integer")
+        if isinstance(num, bool) or not isinstance(num, int) or not 0 <= num <= _INT32_MAX:
+            raise InputError(f"{where}: partition {num!r} must be an integer from 0 to {_INT32_MAX}",
+                             hint="Kafka partition numbers are non-negative 32-bit integers")
         label = f"{source}: partition {topic}-{num}"
         key = (topic, num)
         if key in seen:
@@ -178,6 +176,8 @@ def snapshot_from_dict(doc: Any, source: str = "snapshot") -> Snapshot:
     rack_idx, rack_names = _intern(racks)
     host_idx, host_names = _intern(hosts)
     name = doc.get("name")
+    if name is not None and not isinstance(name, str):
+        raise InputError(f"{source}: name {name!r} must be a string or null")
     return Snapshot(
         broker_ids=ids,
         rack_idx=rack_idx,
@@ -194,7 +194,7 @@ def snapshot_from_dict(doc: Any, source: str = "snapshot") -> Snapshot:
         leader=leader,
         leader_load=lload,
         follower_load=fload,
-        name=name if isinstance(name, str) else None,
+        name=name,
     )
 
 
@@ -247,10 +247,6 @@ def snapshot_to_dict(snap: Snapshot) -> dict[str, Any]:
 
 def write_snapshot(snap: Snapshot, path: str | Path) -> None:
     """Write as JSON (indented when small, compact when large). Written to a temp file, then renamed."""
-    p = Path(path)
     opts = orjson.OPT_INDENT_2 if snap.n_partitions <= 5000 else 0
     data = orjson.dumps(snapshot_to_dict(snap), option=opts)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_bytes(data + b"\n")
-    tmp.replace(p)
+    write_atomic(path, data + b"\n")

@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from kafka_balancer.errors import InputError
 from kafka_balancer.model.snapshot import RESOURCES
 from kafka_balancer.planner.metrics import Metrics
 
@@ -33,6 +34,11 @@ def utilisation_before_after(
     axes.flat[0].legend(loc="upper right", fontsize=8)
     fig.suptitle(title or "per-broker utilisation before and after the plan")
     fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=110)
+    except OSError as exc:
+        raise InputError(f"cannot write the plot {path}: {exc.strerror or exc}",
+                         hint="pick another --plot path (an existing folder you can write to)") from None
+    finally:
+        plt.close(fig)
