@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from kafka_balancer.cli.options import integer, number
 from kafka_balancer.consumer.assignors import STRATEGIES
 from kafka_balancer.consumer.assignors import run as run_strategy
 from kafka_balancer.consumer.invariants import violations
@@ -28,9 +29,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--strategy", required=True, choices=sorted(STRATEGIES), help="assignor to run")
     p.add_argument("--protocol", choices=["eager", "cooperative"], default=None,
                    help="rebalance protocol (default: the strategy's own; cooperative-sticky is cooperative)")
-    p.add_argument("--max-moves", type=int, default=None,
+    p.add_argument("--max-moves", type=integer("--max-moves", minimum=0), default=None,
                    help="balanced only: at most this many previously-owned partitions change owner")
-    p.add_argument("--tolerance", type=float, default=None,
+    p.add_argument("--tolerance", type=number("--tolerance", inclusive=True), default=None,
                    help="balanced only: stop moving owned partitions once max load <= (1+tol) x lower bound")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)

@@ -7,6 +7,7 @@ import json
 import time
 from typing import Any
 
+from kafka_balancer.cli.options import fraction, integer, number
 from kafka_balancer.consumer.advice import divisor_counts, lag_trend, throughput_count
 from kafka_balancer.consumer.loads import committed_offsets, end_offsets, topic_partitions
 from kafka_balancer.errors import ClusterError, InputError
@@ -19,11 +20,14 @@ def register(subparsers: Any) -> None:
     a.add_argument("--group", required=True)
     a.add_argument("--bootstrap", required=True)
     a.add_argument("--topic", action="append", help="topics (default: what the group's members subscribe to)")
-    a.add_argument("--per-consumer", type=float,
+    a.add_argument("--per-consumer", type=number("--per-consumer"),
                    help="messages/s one consumer can process (default: the observed consumption rate per member)")
-    a.add_argument("--target-util", type=float, default=0.7, help="highest acceptable consumer utilisation")
-    a.add_argument("--samples", type=int, default=3, help="offset samples to take")
-    a.add_argument("--interval-s", type=float, default=2.0, help="seconds between samples")
+    a.add_argument("--target-util", type=fraction("--target-util"), default=0.7,
+                   help="highest acceptable consumer utilisation")
+    a.add_argument("--samples", type=integer("--samples", minimum=2), default=3, help="offset samples to take")
+    a.add_argument("--interval-s", type=number("--interval-s"), default=2.0, help="seconds between samples")
+    a.add_argument("--timeout", type=number("--timeout"), default=15.0,
+                   help="seconds to wait for the bootstrap server (default 15)")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=run_advise)
     p.set_defaults(func=lambda _a: (p.print_help(), 2)[1])
@@ -42,11 +46,9 @@ def _members_and_topics(admin: Any, group: str) -> tuple[int, set[str]]:
 def run_advise(args: argparse.Namespace) -> int:
     from kafka_balancer.collect.admin import connect_admin
 
-    if args.samples < 2 or args.interval_s <= 0:
-        raise InputError("need --samples >= 2 and --interval-s > 0", hint="e.g. --samples 3 --interval-s 2")
-    if not 0 < args.target_util <= 1:
-        raise InputError("--target-util must be in (0, 1]", hint="e.g. --target-util 0.7")
-    admin = connect_admin(args.bootstrap)
+    if not args.group:
+        raise InputError("--group is empty", hint="give the group id, e.g. --group orders-consumers")
+    admin = connect_admin(args.bootstrap, timeout_s=args.timeout)
     try:
         n_members, topics = _members_and_topics(admin, args.group)
         topics = set(args.topic or []) or topics

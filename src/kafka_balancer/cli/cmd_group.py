@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from kafka_balancer.cli.options import integer, number
 from kafka_balancer.consumer.group_doctor import diagnose, read_properties
 from kafka_balancer.consumer.group_locate import (
     java_string_hashcode,
@@ -21,26 +22,34 @@ def register(subparsers: Any) -> None:
     loc = kinds.add_parser("locate", help="which broker coordinates a group (seed 004's formula)")
     loc.add_argument("--group", required=True)
     loc.add_argument("--bootstrap", help="cluster to ask for __consumer_offsets' partition count and leaders")
-    loc.add_argument("--partitions", type=int, help="offline: __consumer_offsets partition count (e.g. 50)")
+    loc.add_argument("--partitions", type=integer("--partitions"),
+                     help="offline: __consumer_offsets partition count (e.g. 50)")
+    loc.add_argument("--timeout", type=number("--timeout"), default=15.0,
+                     help="seconds to wait for the bootstrap server (default 15)")
     loc.add_argument("--json", action="store_true")
     loc.set_defaults(func=run_locate)
     doc = kinds.add_parser("doctor", help="check session/heartbeat/poll/static-membership settings")
     doc.add_argument("--config", required=True, help="consumer.properties")
-    doc.add_argument("--processing-ms", type=float, help="measured time to process one poll's batch")
-    doc.add_argument("--per-record-ms", type=float, help="measured processing time per record")
-    doc.add_argument("--restart-ms", type=float, help="how long a rolling restart of one instance takes")
+    doc.add_argument("--processing-ms", type=number("--processing-ms", inclusive=True),
+                     help="measured time to process one poll's batch")
+    doc.add_argument("--per-record-ms", type=number("--per-record-ms", inclusive=True),
+                     help="measured processing time per record")
+    doc.add_argument("--restart-ms", type=number("--restart-ms", inclusive=True),
+                     help="how long a rolling restart of one instance takes")
     doc.add_argument("--json", action="store_true")
     doc.set_defaults(func=run_doctor)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
 
 
 def run_locate(args: argparse.Namespace) -> int:
+    if not args.group:
+        raise InputError("--group is empty", hint="give the group id, e.g. --group orders-consumers")
     h = java_string_hashcode(args.group)
     out: dict[str, Any] = {"group": args.group, "hash_code": h}
     if args.bootstrap:
         from kafka_balancer.collect.admin import connect_admin
 
-        admin = connect_admin(args.bootstrap)
+        admin = connect_admin(args.bootstrap, timeout_s=args.timeout)
         try:
             topics = admin.describe_topics(["__consumer_offsets"])
             parts = {int(p["partition_index"]): p for t in topics for p in t.get("partitions", [])}
@@ -56,9 +65,7 @@ def run_locate(args: argparse.Namespace) -> int:
                 out["find_coordinator_error"] = str(exc)
         finally:
             admin.close()
-    elif args.partitions:
-        if args.partitions <= 0:
-            raise InputError("--partitions must be > 0", hint="the default offsets.topic.num.partitions is 50")
+    elif args.partitions is not None:
         n = args.partitions
         out.update(partitions=n, offsets_partition=offsets_partition_for(args.group, n))
     else:

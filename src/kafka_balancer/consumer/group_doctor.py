@@ -51,6 +51,9 @@ def read_properties(path: str) -> dict[str, str]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read --config {path}: {exc.strerror}", hint="check the path") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"--config {path} is not a text file (byte {exc.start} is not UTF-8)",
+                         hint="give a consumer.properties file of key=value lines") from None
     out: dict[str, str] = {}
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -66,10 +69,14 @@ def read_properties(path: str) -> dict[str, str]:
 def _int(props: dict[str, str], key: str) -> tuple[int, bool]:
     if key not in props:
         return DEFAULTS[key], False
+    unit = "a count" if key == "max.poll.records" else "milliseconds"
     try:
-        return int(props[key]), True
+        value = int(props[key])
     except ValueError:
-        raise InputError(f"{key}={props[key]!r} is not an integer", hint=f"write {key} in milliseconds") from None
+        raise InputError(f"{key}={props[key]!r} is not an integer", hint=f"write {key} in {unit}") from None
+    if value < 1:
+        raise InputError(f"{key}={props[key]!r} must be at least 1", hint=f"write {key} in {unit}, > 0")
+    return value, True
 
 
 def diagnose(props: dict[str, str], *, processing_ms: float | None = None, per_record_ms: float | None = None,

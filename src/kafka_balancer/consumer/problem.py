@@ -242,6 +242,13 @@ def _as_list(value: Any, what: str) -> list[Any]:
     return value
 
 
+def _json_number(value: Any, what: str, hint: str) -> float:
+    """A JSON number (not a boolean, not a string)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _fail(f"{what} is {value!r}, not a number", hint)
+    return float(value)
+
+
 def problem_from_dict(doc: Mapping[str, Any]) -> AssignmentProblem:
     """Parse the ``assign --input`` JSON document (see docs/consumer.md)."""
     if not isinstance(doc, Mapping):
@@ -250,24 +257,35 @@ def problem_from_dict(doc: Mapping[str, Any]) -> AssignmentProblem:
     for i, m in enumerate(_as_list(doc.get("members"), "'members'")):
         if not isinstance(m, Mapping) or "id" not in m:
             raise _fail(f"members[{i}] has no 'id'", "each member is an object with 'id' and 'topics'")
+        who = f"member {m['id']!r}"
         topics = _as_list(m.get("topics"), f"members[{i}].topics")
         owned_raw = _as_list(m.get("owned", []), f"members[{i}].owned")
         owned: list[tuple[str, int]] = []
         for o in owned_raw:
-            if not isinstance(o, list | tuple) or len(o) != 2:
-                raise _fail(f"member {m['id']!r} has a bad owned entry {o!r}",
-                            "write owned as [[topic, partition], ...]")
-            owned.append((str(o[0]), int(o[1])))
+            if (not isinstance(o, list | tuple) or len(o) != 2 or not isinstance(o[0], str)
+                    or isinstance(o[1], bool) or not isinstance(o[1], int)):
+                raise _fail(f"{who} has a bad owned entry {o!r}",
+                            "write owned as [[topic, partition], ...] with a string topic and an integer partition")
+            owned.append((o[0], o[1]))
         start = m.get("start_ms")
+        if start is not None:
+            start = _json_number(start, f"{who}: start_ms", "'start_ms' is a timestamp in milliseconds (or omit it)")
+            if not math.isfinite(start):
+                raise _fail(f"{who}: start_ms is {m.get('start_ms')!r}", "'start_ms' must be a finite timestamp")
+        capacity = _json_number(m.get("capacity", 1.0), f"{who}: capacity", "'capacity' must be a number > 0")
         members.append(Member(
             id=m["id"], topics=tuple(str(t) for t in topics),
             start_ms=None if start is None else int(start),
-            capacity=m.get("capacity", 1.0), owned=tuple(owned),
+            capacity=capacity, owned=tuple(owned),
         ))
     parts: list[tuple[str, int, float]] = []
     for i, p in enumerate(_as_list(doc.get("partitions"), "'partitions'")):
         if not isinstance(p, Mapping) or "topic" not in p or "partition" not in p:
             raise _fail(f"partitions[{i}] lacks 'topic' or 'partition'",
                         "each partition is {\"topic\": ..., \"partition\": ..., \"load\": ...}")
-        parts.append((p["topic"], p["partition"], p.get("load", 1.0)))
+        load = p.get("load", 1.0)
+        if isinstance(load, bool):
+            raise _fail(f"partition {p['topic']}-{p['partition']} has load {load!r}, not a number",
+                        "'load' must be a number >= 0")
+        parts.append((p["topic"], p["partition"], load))
     return make_problem(members, parts)
