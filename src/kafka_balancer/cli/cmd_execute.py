@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
 import orjson
+
+from kafka_balancer.cli.options import check_output_file, number
 
 DEFAULT_JOURNAL = Path("out/executor/journal.jsonl")
 
@@ -20,8 +23,8 @@ def byte_rate(text: str) -> int:
         v = float(num) * mult
     except ValueError:
         raise argparse.ArgumentTypeError(f"--throttle must be bytes/s like 50M, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"--throttle must not be negative, got {text!r}")
+    if not math.isfinite(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"--throttle must be a finite, non-negative rate like 50M, got {text!r}")
     return int(v)
 
 
@@ -37,7 +40,7 @@ def positive_int(text: str) -> int:
 
 def add_connection_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bootstrap", required=True, help="host:port of the cluster (comma-separated for several)")
-    p.add_argument("--timeout", type=float, default=15.0,
+    p.add_argument("--timeout", type=number("--timeout"), default=15.0,
                    help="seconds to wait for the bootstrap server before giving up (default 15)")
     p.add_argument("--journal", type=Path, default=DEFAULT_JOURNAL,
                    help=f"the execution journal (default {DEFAULT_JOURNAL})")
@@ -62,8 +65,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="concurrent replica moves a broker may take part in (default 5)")
     p.add_argument("--max-in-flight", type=positive_int, default=50,
                    help="concurrent reassignments in total (default 50)")
-    p.add_argument("--poll", type=float, default=1.0, help="seconds between polls (default 1)")
-    p.add_argument("--stall-timeout", type=float, default=600.0,
+    p.add_argument("--poll", type=number("--poll"), default=1.0, help="seconds between polls (default 1)")
+    p.add_argument("--stall-timeout", type=number("--stall-timeout"), default=600.0,
                    help="give up (resumably) after this many seconds without progress (default 600)")
     p.add_argument("--json", action="store_true", help="print the final report as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -82,6 +85,12 @@ def run(args: argparse.Namespace) -> int:
     if args.resume and args.plan is not None:
         raise InputError("--resume takes the plan from the journal; drop --plan")
     plan = read_plan(args.plan) if args.plan is not None else None
+    # Everything that can be checked offline is checked before the cluster is touched.
+    if args.resume and not Journal(args.journal).state().open:
+        raise InputError(f"no unfinished execution in {args.journal}",
+                         hint="pass the journal of the interrupted execution with --journal, or drop --resume")
+    if args.yes:
+        check_output_file(args.journal, "--journal")
     opts = ExecOptions(throttle=args.throttle, max_per_broker=args.max_per_broker,
                        max_in_flight=args.max_in_flight, poll_s=args.poll,
                        stall_timeout_s=args.stall_timeout, progress=not args.no_progress)

@@ -91,16 +91,24 @@ class Journal:
             lines = self.path.read_bytes().splitlines()
         except FileNotFoundError:
             return []
+        except OSError as exc:
+            raise InputError(f"cannot read the journal {self.path}: {exc.strerror}",
+                             hint="--journal is the JSON-lines file an execution wrote") from None
         events = []
         for i, line in enumerate(lines):
             if not line.strip():
                 continue
             try:
-                events.append(orjson.loads(line))
+                event = orjson.loads(line)
             except orjson.JSONDecodeError as exc:
                 if i == len(lines) - 1:
                     break  # a torn last line from a crash mid-write: ignore it
-                raise InputError(f"{self.path}:{i + 1}: not a journal record ({exc})") from exc
+                raise InputError(f"{self.path}:{i + 1}: not a journal record ({exc})",
+                                 hint="--journal is the JSON-lines file an execution wrote") from None
+            if not isinstance(event, dict) or not isinstance(event.get("e"), str):
+                raise InputError(f"{self.path}:{i + 1}: not a journal record (an object with an 'e' field)",
+                                 hint="--journal is the JSON-lines file an execution wrote")
+            events.append(event)
         return events
 
     def state(self) -> JournalState:
