@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from kafka_balancer.cli.options import check_output_dir, integer, number
+
 
 def _id_map(text: str, what: str) -> dict[int, str]:
     out: dict[int, str] = {}
@@ -13,6 +15,8 @@ def _id_map(text: str, what: str) -> dict[int, str]:
         k, sep, v = part.partition("=")
         if not sep or not k.strip().isdigit() or not v.strip():
             raise argparse.ArgumentTypeError(f"{what}: expected ID=VALUE pairs, got {part!r}")
+        if what == "--metrics" and not v.strip().startswith(("http://", "https://")):
+            raise argparse.ArgumentTypeError(f"{what}: broker {k.strip()}: {v.strip()!r} is not an http(s) URL")
         out[int(k)] = v.strip()
     return out
 
@@ -29,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--local-cluster", type=Path, metavar="STATE_DIR",
                    help="take bootstrap, metrics endpoints and hosts from a `local-cluster` state dir")
     p.add_argument("--interval", default="10s", help="time between rounds, e.g. 10s (default 10s)")
-    p.add_argument("--rounds", type=int, help="stop after this many rounds")
+    p.add_argument("--rounds", type=integer("--rounds"), help="stop after this many rounds")
     p.add_argument("--duration", help="stop after this long, e.g. 2m")
     p.add_argument("--out", type=Path, required=True, help="directory for samples-*.jsonl")
     p.add_argument("--cluster", default="local", help="cluster label in the records (default local)")
@@ -40,7 +44,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--topic", nargs="?", const="__kafka_balancer_samples", default=None,
                    help="also produce records to this topic (default name __kafka_balancer_samples)")
     p.add_argument("--include-internal", action="store_true", help="also sample topics starting with __")
-    p.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for the cluster (default 15)")
+    p.add_argument("--timeout", type=number("--timeout"), default=15.0,
+                   help="seconds to wait for the cluster (default 15)")
     p.set_defaults(func=run)
 
 
@@ -58,13 +63,14 @@ def run(args: argparse.Namespace) -> int:
         hosts = hosts or lc.hosts()
     if not bootstrap:
         raise InputError("collect needs --bootstrap (or --local-cluster STATE_DIR)")
-    if args.rounds is not None and args.rounds < 1:
-        raise InputError(f"--rounds must be at least 1, got {args.rounds}")
+    interval_s = parse_interval(args.interval)
+    duration_s = parse_interval(args.duration) if args.duration else None
+    check_output_dir(args.out, "--out")
     if not metrics:
         print("note: no --metrics endpoints: cpu_seconds and topic byte counters will be null", file=sys.stderr)
     opt = CollectOptions(
-        bootstrap=bootstrap, out_dir=args.out, interval_s=parse_interval(args.interval), rounds=args.rounds,
-        duration_s=parse_interval(args.duration) if args.duration else None, cluster=args.cluster,
+        bootstrap=bootstrap, out_dir=args.out, interval_s=interval_s, rounds=args.rounds,
+        duration_s=duration_s, cluster=args.cluster,
         metrics_urls=metrics, hosts=hosts, topic=args.topic, include_internal=args.include_internal,
         timeout_s=args.timeout,
     )

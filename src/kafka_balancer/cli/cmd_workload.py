@@ -8,6 +8,8 @@ from pathlib import Path
 
 import orjson
 
+from kafka_balancer.cli.options import integer, number
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
@@ -20,10 +22,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--bootstrap", help="host:port (default: the --local-cluster's)")
     p.add_argument("--local-cluster", type=Path, metavar="STATE_DIR", help="a `local-cluster` state dir")
     p.add_argument("--duration", default="60s", help="timed production, e.g. 90s or 2m (default 60s)")
-    p.add_argument("--scale", type=float, default=1.0, help="multiply every rate and backlog (default 1)")
-    p.add_argument("--replication", type=int, default=3, help="cap on topics' replication factor (default 3)")
+    p.add_argument("--scale", type=number("--scale"), default=1.0, help="multiply every rate and backlog (default 1)")
+    p.add_argument("--replication", type=integer("--replication"), default=3,
+                   help="cap on topics' replication factor (default 3)")
     p.add_argument("--seed", type=int, default=1, help="random seed (keys, sizes) (default 1)")
-    p.add_argument("--drain-timeout", type=float, default=60.0,
+    p.add_argument("--drain-timeout", type=number("--drain-timeout", inclusive=True), default=60.0,
                    help="seconds to wait for consumers to catch up at the end (default 60)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
@@ -42,12 +45,11 @@ def run(args: argparse.Namespace) -> int:
         bootstrap = open_cluster(args.local_cluster).bootstrap
     if not bootstrap:
         raise InputError("workload needs --bootstrap (or --local-cluster STATE_DIR)")
-    if args.scale <= 0:
-        raise InputError(f"--scale must be positive, got {args.scale}")
+    duration_s = parse_interval(args.duration)
     spec = skewed_workload(scale=args.scale, replication=args.replication)
     print(f"workload: {len(spec.topics)} topics, ~{spec.bytes_per_s() / 1e3:.0f} kB/s for {args.duration}, "
           f"seed {args.seed}", file=sys.stderr)
-    res = WorkloadRunner(bootstrap, spec, seed=args.seed, duration_s=parse_interval(args.duration),
+    res = WorkloadRunner(bootstrap, spec, seed=args.seed, duration_s=duration_s,
                          drain_timeout_s=args.drain_timeout).run()
     if args.json:
         sys.stdout.write(orjson.dumps(res.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -55,8 +56,8 @@ def parse_interval(text: str) -> float:
         v = float(t) * factor
     except ValueError:
         raise InputError(f"bad interval {text!r}", hint="e.g. 10s, 500ms, 1m") from None
-    if v <= 0:
-        raise InputError(f"interval must be positive, got {text!r}")
+    if not math.isfinite(v) or v <= 0:
+        raise InputError(f"interval must be a finite positive duration, got {text!r}", hint="e.g. 10s, 500ms, 1m")
     return v
 
 
