@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from kafka_balancer.cli.options import check_output_dir, integer, number
 from kafka_balancer.model.plan_io import write_plan
 from kafka_balancer.model.snapshot import RESOURCES
 from kafka_balancer.model.snapshot_io import write_snapshot
@@ -31,10 +32,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "cluster. --offline: only the planner on a simulated seed-001 testbed.",
     )
     p.add_argument("--offline", action="store_true", help="no cluster: planner on the simulated paper testbed")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default 0 offline, 1 live)")
+    p.add_argument("--seed", type=integer("--seed", minimum=0), default=None,
+                   help="random seed (default 0 offline, 1 live)")
     p.add_argument("--out", default=None, help="output folder (default out/ offline, out/demo live)")
-    p.add_argument("--collect", type=float, default=60.0, help="live: seconds of sampling per phase (default 60)")
-    p.add_argument("--scale", type=float, default=1.0, help="live: workload rate multiplier (default 1)")
+    p.add_argument("--collect", type=number("--collect"), default=60.0,
+                   help="live: seconds of sampling per phase (default 60)")
+    p.add_argument("--scale", type=number("--scale"), default=1.0, help="live: workload rate multiplier (default 1)")
     p.set_defaults(func=run)
 
 
@@ -48,6 +51,7 @@ def figure6_rows(result_before: dict[str, float], result_after: dict[str, float]
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output_dir(args.out or ("out" if args.offline else "out/demo"), "--out")
     if not args.offline:
         return run_live(args)
     out = Path(args.out or "out")

@@ -6,18 +6,22 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from kafka_balancer.cli.options import add_goal_options
+from kafka_balancer.cli.options import add_goal_options, check_output_dir, integer, number
 from kafka_balancer.errors import InputError
 
 
-def _floats(text: str) -> list[float]:
-    try:
-        vals = [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
-    if not vals or any(not 0 < v <= 1 for v in vals):
-        raise argparse.ArgumentTypeError(f"values must be in (0, 1], got {text!r}")
-    return vals
+def _floats(name: str, *, allow_one: bool) -> Any:
+    def parse(text: str) -> list[float]:
+        try:
+            vals = [float(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name}: expected comma-separated numbers, got {text!r}") from None
+        if not vals or any(not (0 < v < 1 or (allow_one and v == 1)) for v in vals):
+            raise argparse.ArgumentTypeError(
+                f"{name}: values must be in (0, 1{']' if allow_one else ')'}, got {text!r}")
+        return vals
+
+    return parse
 
 
 def register(subparsers: Any) -> None:
@@ -28,11 +32,15 @@ def register(subparsers: Any) -> None:
                     "--thetas × ε of --epss, with load drift and re-plans (thrash vs sluggish); table + plot.",
     )
     p.add_argument("--snapshots", default=None, help="folder of snapshot JSON files, one per cluster")
-    p.add_argument("--whatif", type=int, default=None, metavar="N", help="sweep over N simulated clusters")
-    p.add_argument("--thetas", type=_floats, default=[0.6, 0.7, 0.8, 0.9, 0.95], help="θ grid (what-if)")
-    p.add_argument("--epss", type=_floats, default=[0.02, 0.05, 0.1, 0.2, 0.4], help="ε grid (what-if)")
-    p.add_argument("--steps", type=int, default=3, help="drift steps per cluster (what-if, default 3)")
-    p.add_argument("--noise", type=float, default=0.15, help="log-normal drift σ (what-if, default 0.15)")
+    p.add_argument("--whatif", type=integer("--whatif"), default=None, metavar="N",
+                   help="sweep over N simulated clusters")
+    p.add_argument("--thetas", type=_floats("--thetas", allow_one=True), default=[0.6, 0.7, 0.8, 0.9, 0.95],
+                   help="θ grid (what-if)")
+    p.add_argument("--epss", type=_floats("--epss", allow_one=False), default=[0.02, 0.05, 0.1, 0.2, 0.4],
+                   help="ε grid (what-if)")
+    p.add_argument("--steps", type=integer("--steps"), default=3, help="drift steps per cluster (what-if, default 3)")
+    p.add_argument("--noise", type=number("--noise", inclusive=True), default=0.15,
+                   help="log-normal drift σ (what-if, default 0.15)")
     p.add_argument("--seed", type=int, default=0, help="first cluster seed (what-if)")
     p.add_argument("--out", default="out/fleet", help="folder for the table (CSV) and the plot")
     p.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
@@ -44,6 +52,10 @@ def run(args: argparse.Namespace) -> int:
     if (args.snapshots is None) == (args.whatif is None):
         raise InputError("give either --snapshots DIR or --whatif N",
                          hint="e.g. kafka-balancer fleet --snapshots out/snapshots/")
+    # Everything checkable offline is checked before Spark starts (that takes seconds and a JVM).
+    check_output_dir(args.out, "--out")
+    if args.snapshots is not None:
+        _snapshot_files(Path(args.snapshots))
     from kafka_balancer.pipeline.session import get_spark, spark_conf
 
     out = Path(args.out)
@@ -54,13 +66,19 @@ def run(args: argparse.Namespace) -> int:
     return _whatif(spark, args, out)
 
 
+def _snapshot_files(d: Path) -> list[Path]:
+    if not d.is_dir():
+        raise InputError(f"--snapshots {d} is not a folder", hint="point --snapshots at a folder of snapshot files")
+    files = sorted(f for f in d.glob("*.json") if f.is_file())
+    if not files:
+        raise InputError(f"no *.json snapshots in {d}", hint="point --snapshots at a folder of snapshot files")
+    return files
+
+
 def _fleet(spark: Any, args: argparse.Namespace, out: Path) -> int:
     from kafka_balancer.pipeline.fleet import plan_fleet
 
-    d = Path(args.snapshots)
-    files = sorted(d.glob("*.json")) if d.is_dir() else []
-    if not files:
-        raise InputError(f"no *.json snapshots in {d}", hint="point --snapshots at a folder of snapshot files")
+    files = _snapshot_files(Path(args.snapshots))
     rows = [(f.stem, f.read_text()) for f in files]
     df = spark.createDataFrame(rows, "cluster string, snapshot string").repartition(min(len(rows), 8))
     table = plan_fleet(df, args.theta, args.eps).toPandas().sort_values("cluster")
@@ -77,8 +95,6 @@ def _whatif(spark: Any, args: argparse.Namespace, out: Path) -> int:
 
     from kafka_balancer.pipeline.fleet import plot_sweep, sweep_summary, whatif_sweep
 
-    if args.whatif < 1 or args.steps < 1:
-        raise InputError("--whatif and --steps must be at least 1")
     with tqdm(total=args.whatif, desc="clusters", unit="cluster") as bar:
 
         def advance(n: int) -> None:

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from kafka_balancer.cli.options import check_output_dir, number
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
@@ -30,7 +32,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--heap-mb", type=int, default=320, help="JVM heap per node in MB (default 320)")
     p.add_argument("--fresh", action="store_true", help="up: wipe an existing cluster in --state-dir first")
     p.add_argument("--wipe", action="store_true", help="down: also delete the state dir (data and logs)")
-    p.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for readiness (default 180)")
+    p.add_argument("--timeout", type=number("--timeout"), default=180.0,
+                   help="seconds to wait for readiness (default 180)")
     p.set_defaults(func=run)
 
 
@@ -45,8 +48,14 @@ def run(args: argparse.Namespace) -> int:
     if args.action in ("kill-broker", "start-broker") and args.broker_id is None:
         raise InputError(f"{args.action} needs a broker id", hint=f"e.g. local-cluster {args.action} 3")
     if args.action == "up":
+        check_output_dir(args.state_dir, "--state-dir")
         spec = ClusterSpec(brokers=args.brokers, controllers=args.controllers,
                            brokers_per_host=args.brokers_per_host, heap_mb=args.heap_mb)
+        if args.base_port is not None:
+            from kafka_balancer.localcluster.spec import ports_from_base
+
+            ports_from_base(spec, args.base_port)  # raises on an out-of-range --base-port
+        spec.validate()  # also when --state-dir holds a cluster already: bad flags are never silently ignored
         cluster = LocalCluster(args.state_dir, spec, base_port=args.base_port, log=say)
         secs = cluster.up(fresh=args.fresh, timeout_s=args.timeout)
         say(f"local cluster ready in {secs:.1f} s: {len(cluster.nodes)} brokers")

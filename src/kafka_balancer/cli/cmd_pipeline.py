@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from kafka_balancer.cli.options import check_output_dir, check_output_file
 from kafka_balancer.errors import InputError
 from kafka_balancer.pipeline.cli_common import add_window_options, config_from_args, spark_from_args, summary_lines
 
@@ -48,6 +49,12 @@ def run_batch_cli(args: argparse.Namespace) -> int:
     if not args.samples or not args.out:
         raise InputError("give --samples DIR and --out snap.json (or --from-kafka BOOTSTRAP to stream)",
                          hint="e.g. kafka-balancer pipeline --samples out/samples --out out/snap.json")
+    samples = Path(args.samples)
+    if not samples.is_dir():
+        what = "is not a folder" if samples.exists() else "does not exist"
+        raise InputError(f"--samples {samples} {what}",
+                         hint="give the folder `kafka-balancer collect --out` wrote")
+    check_output_file(args.out, "--out")
     cfg = config_from_args(args)
     out = Path(args.out)
     stem = out.with_suffix("") if out.suffix == ".json" else out
@@ -62,9 +69,14 @@ def run_batch_cli(args: argparse.Namespace) -> int:
 
 
 def run_streaming(args: argparse.Namespace) -> int:
+    from kafka_balancer.collect.admin import check_bootstrap
     from kafka_balancer.pipeline import streaming
     from kafka_balancer.pipeline.config import parse_duration_ms
 
+    check_bootstrap(args.from_kafka)
+    check_output_dir(args.out_dir, "--out-dir")
+    if args.max_polls is not None and args.max_polls < 1:
+        raise InputError(f"--max-polls must be at least 1, got {args.max_polls}")
     cfg = config_from_args(args)
     out = Path(args.out_dir)
     state = Path(args.state) if args.state else out / "state"

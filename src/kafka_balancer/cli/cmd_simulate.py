@@ -6,6 +6,7 @@ import argparse
 import importlib
 from dataclasses import replace
 
+from kafka_balancer.cli.options import check_output_file, integer
 from kafka_balancer.errors import InputError
 from kafka_balancer.model.snapshot_io import write_snapshot
 from kafka_balancer.sim.cluster import PRESETS, generate
@@ -20,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description=f"Presets: {', '.join(PRESETS)}. Flags override the preset.",
     )
     c.add_argument("--preset", default="racks48", choices=sorted(PRESETS))
-    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--seed", type=integer("--seed", minimum=0), default=0)
     c.add_argument("--out", required=True)
     for flag, typ in (
         ("brokers", int),
@@ -64,11 +65,22 @@ def run_cluster(args: argparse.Namespace) -> int:
     for k, v in overrides.items():
         if isinstance(v, int) and not isinstance(v, bool) and v < 0:
             raise InputError(f"--{k.replace('_', '-')} must not be negative (got {v})")
-    if overrides.get("brokers", spec.brokers) < 1:
-        raise InputError("--brokers must be at least 1")
-    if overrides.get("dead_brokers", spec.dead_brokers) >= overrides.get("brokers", spec.brokers):
-        raise InputError("--dead-brokers must leave at least one live broker")
     spec = replace(spec, **overrides)
+    if spec.brokers < 1:
+        raise InputError("--brokers must be at least 1")
+    if spec.dead_brokers >= spec.brokers:
+        raise InputError("--dead-brokers must leave at least one live broker")
+    if spec.restarted_brokers > spec.brokers - spec.dead_brokers:
+        raise InputError(f"--restarted-brokers {spec.restarted_brokers} is more than the live brokers "
+                         f"({spec.brokers - spec.dead_brokers})", hint="restart at most the brokers that are alive")
+    if spec.brokers_per_host < 1:
+        raise InputError("--brokers-per-host must be at least 1", hint="e.g. --brokers-per-host 2")
+    if spec.topics < 1:
+        raise InputError("--topics must be at least 1", hint="e.g. --topics 10")
+    if spec.partitions < spec.topics:
+        raise InputError(f"--partitions {spec.partitions} is fewer than --topics {spec.topics}",
+                         hint="every topic has at least one partition")
+    check_output_file(args.out, "--out")
     snap = generate(spec, seed=args.seed)
     write_snapshot(snap, args.out)
     print(

@@ -7,6 +7,7 @@ The lead's ``cmd_simulate`` calls :func:`add_arguments` and :func:`run`; the mod
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -47,12 +48,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
 
 
+def _check_numbers(args: argparse.Namespace) -> None:
+    """Counts and times the simulation divides by or loops over: refused with the flag's name."""
+    for flag, value, least in (("--consumers", args.consumers, 1), ("--partitions", args.partitions, 1),
+                               ("--kill-sets", args.kill_sets, 1), ("--heartbeat-ms", args.heartbeat_ms, 1),
+                               ("--session-timeout-ms", args.session_timeout_ms, 1)):
+        if value < least:
+            raise InputError(f"{flag} must be at least {least}, got {value}")
+    for flag, fvalue in (("--skew", args.skew), ("--utilisation", args.utilisation), ("--capacity", args.capacity),
+                         ("--duration-s", args.duration_s), ("--kill-at-s", args.kill_at_s)):
+        if not math.isfinite(fvalue) or fvalue < 0:
+            raise InputError(f"{flag} must be a finite number >= 0, got {fvalue}")
+    if args.capacity <= 0:
+        raise InputError(f"--capacity must be > 0, got {args.capacity}", hint="messages/s per consumer")
+
+
 def _spec(args: argparse.Namespace) -> GridSpec:
+    _check_numbers(args)
     try:
         kills = tuple(int(x) for x in str(args.kills).split(",") if x.strip())
         variants = tuple(tuple(v.split("/", 1)) for v in str(args.strategies).split(",") if v.strip())
     except ValueError:
         raise InputError(f"bad --kills {args.kills!r}", hint="e.g. --kills 0,1,2,3") from None
+    if not kills:
+        raise InputError("--kills is empty", hint="e.g. --kills 0,1,2,3")
+    if not variants:
+        raise InputError("--strategies is empty", hint="e.g. balanced/eager,range/eager")
     if any(len(v) != 2 for v in variants):
         raise InputError(f"bad --strategies {args.strategies!r}", hint="e.g. balanced/eager,range/eager")
     if any(not 0 <= k < args.consumers for k in kills):
@@ -80,6 +101,9 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     spec = _spec(args)
+    from kafka_balancer.cli.options import check_output_dir
+
+    check_output_dir(args.out, "--out")  # before the grid runs, not after
     with tqdm(total=len(spec.kills) * len(spec.variants), desc="simulate consumers", file=sys.stderr) as bar:
         rows = run_grid(spec, progress=bar.update)
     out = Path(args.out)
