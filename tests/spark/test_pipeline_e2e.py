@@ -60,6 +60,12 @@ def test_resets_missing_samples_and_a_down_broker(spark: Any, faulty_samples: Sa
     bad = {int(b["broker"]): b for b in res.report["brokers"]}
     assert bad[2]["cpu_valid_windows"] == WINDOWS - 1
     assert res.report["valid_ratio"] >= 0.95
+    # The job cached its aggregates and window tables; release() drops every one of them.
+    held = list(res.tables.held)
+    assert res.tables.partition_windows.storageLevel.useMemory and len(held) >= 7
+    res.release()
+    assert not any(df.storageLevel.useMemory or df.storageLevel.useDisk for df in held)
+    assert not res.tables.held
 
 
 def test_cli_pipeline_writes_snapshot_report_and_fails_clearly(

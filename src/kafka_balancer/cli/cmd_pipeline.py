@@ -62,6 +62,7 @@ def run_batch_cli(args: argparse.Namespace) -> int:
     report = Path(args.report) if args.report else stem.with_name(stem.name + ".report.json")
     spark = spark_from_args(args)
     result = run_batch(spark, args.samples, cfg, out=out, tables_dir=tables, report_path=report)
+    result.release()  # everything is written; the cached tables are not needed any more
     for line in summary_lines(result.report):
         print(line)
     print(f"snapshot: {out}  window tables: {tables}  report: {report}")

@@ -18,14 +18,25 @@ Example (a broker with two CPU samples in window 0 and one in window 1, 60 s win
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from kafka_balancer.pipeline.schemas import RECORD_TYPES
 
 
-def _window(window_ms: int) -> Column:
-    return F.window("event_time", f"{window_ms} milliseconds").alias("w")
+class Aggregator(Protocol):
+    def __call__(self, samples: DataFrame, window_ms: int, event_time: bool = True) -> DataFrame: ...
+
+
+def _window(window_ms: int, event_time: bool) -> Column:
+    """The window key. ``event_time``: Spark's time window on ``event_time`` (what a streaming aggregation
+    with a watermark needs); else the same epoch-aligned start computed from ``ts`` directly
+    (``ts - ts mod window``), which is cheaper in a batch job."""
+    if event_time:
+        return F.window("event_time", f"{window_ms} milliseconds").alias("w")
+    return (F.col("ts") - F.pmod(F.col("ts"), F.lit(window_ms))).alias("window")
 
 
 def _grouped(samples: DataFrame, rtype: str, keys: list[str]) -> tuple[DataFrame, list[str]]:
@@ -34,14 +45,17 @@ def _grouped(samples: DataFrame, rtype: str, keys: list[str]) -> tuple[DataFrame
 
 
 def _finish(df: DataFrame) -> DataFrame:
-    return df.withColumn("window", F.unix_millis(F.col("w.start"))).drop("w")
+    """``window`` (start, ms) as the last column, whichever key was used."""
+    if "w" in df.columns:
+        return df.withColumn("window", F.unix_millis(F.col("w.start"))).drop("w")
+    return df.select(*[c for c in df.columns if c != "window"], "window")
 
 
-def broker_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
+def broker_window_agg(samples: DataFrame, window_ms: int, event_time: bool = True) -> DataFrame:
     """cluster, broker, window, n, last_ts, rack, host, alive (last), cores, pts[(ts, cpu_seconds)]."""
     df, keys = _grouped(samples, "broker", ["broker"])
     return _finish(
-        df.groupBy(*keys, _window(window_ms)).agg(
+        df.groupBy(*keys, _window(window_ms, event_time)).agg(
             F.count(F.lit(1)).alias("n"),
             F.max("ts").alias("last_ts"),
             F.max_by("rack", "ts").alias("rack"),
@@ -56,22 +70,22 @@ def broker_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
     )
 
 
-def topic_broker_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
+def topic_broker_window_agg(samples: DataFrame, window_ms: int, event_time: bool = True) -> DataFrame:
     """cluster, broker, topic, window, n, pts[(ts, bytes_in, bytes_out)]."""
     df, keys = _grouped(samples, "topic_broker", ["broker", "topic"])
     return _finish(
-        df.groupBy(*keys, _window(window_ms)).agg(
+        df.groupBy(*keys, _window(window_ms, event_time)).agg(
             F.count(F.lit(1)).alias("n"),
             F.collect_list(F.struct("ts", "bytes_in", "bytes_out")).alias("pts"),
         )
     )
 
 
-def partition_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
+def partition_window_agg(samples: DataFrame, window_ms: int, event_time: bool = True) -> DataFrame:
     """cluster, topic, partition, window, n, first/last ts and offsets, replicas, leader, isr (last)."""
     df, keys = _grouped(samples, "partition", ["topic", "partition"])
     return _finish(
-        df.groupBy(*keys, _window(window_ms)).agg(
+        df.groupBy(*keys, _window(window_ms, event_time)).agg(
             F.count(F.lit(1)).alias("n"),
             F.min("ts").alias("first_ts"),
             F.max("ts").alias("last_ts"),
@@ -87,11 +101,11 @@ def partition_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
     )
 
 
-def replica_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
+def replica_window_agg(samples: DataFrame, window_ms: int, event_time: bool = True) -> DataFrame:
     """cluster, topic, partition, broker, window, n, first/last ts and size."""
     df, keys = _grouped(samples, "replica", ["topic", "partition", "broker"])
     return _finish(
-        df.groupBy(*keys, _window(window_ms)).agg(
+        df.groupBy(*keys, _window(window_ms, event_time)).agg(
             F.count(F.lit(1)).alias("n"),
             F.min("ts").alias("first_ts"),
             F.max("ts").alias("last_ts"),
@@ -101,11 +115,11 @@ def replica_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
     )
 
 
-def group_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
+def group_window_agg(samples: DataFrame, window_ms: int, event_time: bool = True) -> DataFrame:
     """cluster, group, topic, partition, window, first/last ts and committed offset."""
     df, keys = _grouped(samples, "group_offset", ["group", "topic", "partition"])
     return _finish(
-        df.groupBy(*keys, _window(window_ms)).agg(
+        df.groupBy(*keys, _window(window_ms, event_time)).agg(
             F.min("ts").alias("first_ts"),
             F.max("ts").alias("last_ts"),
             F.min_by("committed", "ts").alias("first_c"),
@@ -114,7 +128,7 @@ def group_window_agg(samples: DataFrame, window_ms: int) -> DataFrame:
     )
 
 
-AGGREGATORS = {
+AGGREGATORS: dict[str, Aggregator] = {
     "broker": broker_window_agg,
     "topic_broker": topic_broker_window_agg,
     "partition": partition_window_agg,
@@ -124,6 +138,6 @@ AGGREGATORS = {
 assert tuple(AGGREGATORS) == RECORD_TYPES
 
 
-def window_aggregates(samples: DataFrame, window_ms: int) -> dict[str, DataFrame]:
+def window_aggregates(samples: DataFrame, window_ms: int, event_time: bool = True) -> dict[str, DataFrame]:
     """Every record type's window aggregate."""
-    return {rtype: fn(samples, window_ms) for rtype, fn in AGGREGATORS.items()}
+    return {rtype: fn(samples, window_ms, event_time) for rtype, fn in AGGREGATORS.items()}

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -21,8 +22,9 @@ from kafka_balancer.pipeline.assemble import broker_summary, partition_summary, 
 from kafka_balancer.pipeline.completeness import check, completeness_report, missing_reason
 from kafka_balancer.pipeline.config import PipelineConfig
 from kafka_balancer.pipeline.cpu_model import CpuModel
+from kafka_balancer.pipeline.rates import group_deltas
 from kafka_balancer.pipeline.read import read_samples_by_type
-from kafka_balancer.pipeline.tables import WindowTables, window_tables
+from kafka_balancer.pipeline.tables import WindowTables, materialise, window_tables
 
 
 @dataclass
@@ -34,10 +36,22 @@ class BatchResult:
     windows: list[int]
     cluster: str
 
+    def release(self) -> None:
+        """Drop the cached window tables (and the aggregates behind them) from Spark's memory and disk.
+        ``tables`` cannot be queried after this without recomputing from the samples."""
+        self.tables.release()
 
-def select_cluster(aggs: dict[str, DataFrame], wanted: str | None) -> str:
-    """The cluster to snapshot (from the small partition-window aggregate, not the raw samples)."""
-    clusters = sorted({r["cluster"] for r in aggs["partition"].select("cluster").distinct().collect()})
+
+def window_spans(partition_agg: DataFrame) -> list[tuple[str, int, int]]:
+    """(cluster, window, latest sample time) of every window in the partition aggregate: one small collect
+    that gives the clusters, the windows and the open window at once."""
+    rows = partition_agg.groupBy("cluster", "window").agg(F.max("last_ts").alias("last_ts")).collect()
+    return [(str(r["cluster"]), int(r["window"]), int(r["last_ts"])) for r in rows]
+
+
+def select_cluster(clusters: list[str], wanted: str | None) -> str:
+    """The cluster to snapshot."""
+    clusters = sorted(set(clusters))
     if not clusters:
         raise InputError("the samples hold no partition records",
                          hint="check that the collector ran against a cluster with topics")
@@ -52,34 +66,53 @@ def select_cluster(aggs: dict[str, DataFrame], wanted: str | None) -> str:
     return wanted
 
 
-def closed_windows(partition_agg: DataFrame, window_ms: int, count: int) -> list[int]:
-    """The ``count`` latest windows that are closed (a later round exists), oldest first."""
-    row = partition_agg.agg(F.max("last_ts").alias("m")).first()
-    if row is None or row["m"] is None:
+def closed_windows(spans: list[tuple[int, int]], window_ms: int, count: int) -> list[int]:
+    """The ``count`` latest windows that are closed (a later round exists), oldest first.
+    ``spans``: (window, latest sample time) of one cluster."""
+    if not spans:
         return []
-    open_start = int(row["m"]) // window_ms * window_ms
-    present = sorted(
-        int(r["window"]) for r in partition_agg.select("window").distinct().collect() if r["window"] < open_start
-    )
-    return present[-count:]
+    open_start = max(ts for _, ts in spans) // window_ms * window_ms
+    return sorted(w for w, _ in spans if w < open_start)[-count:]
 
 
 def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -> BatchResult:
-    by_type = read_samples_by_type(spark, samples_dir)
-    if cfg.cluster is not None:
-        by_type = {t: df.where(F.col("cluster") == cfg.cluster) for t, df in by_type.items()}
-    aggs = {t: AGGREGATORS[t](df, cfg.window_ms).persist() for t, df in by_type.items()}
-    cluster = select_cluster(aggs, cfg.cluster)
-    aggs = {t: a.where(F.col("cluster") == cluster) for t, a in aggs.items()}
-    windows = closed_windows(aggs["partition"], cfg.window_ms, cfg.windows)
-    if not windows:
-        raise InputError(
-            f"no closed {cfg.window_ms // 1000}s window in the samples of cluster {cluster!r}",
-            hint="collect for longer than one window, or use a shorter --window",
+    """The heavy part (scan and window aggregates of the samples) runs once: the partition aggregate is
+    cached and tells the cluster and the windows; the other aggregates are computed, filtered to them, in
+    the first action of :func:`window_tables`, whose cached tables every later step reads."""
+    held: list[DataFrame] = []
+    try:
+        by_type = read_samples_by_type(spark, samples_dir, held)
+        if cfg.cluster is not None:
+            by_type = {t: df.where(F.col("cluster") == cfg.cluster) for t, df in by_type.items()}
+        part = AGGREGATORS["partition"](by_type["partition"], cfg.window_ms, False)
+        part = part.persist(StorageLevel.MEMORY_AND_DISK)
+        held.append(part)
+        spans = window_spans(part)
+        cluster = select_cluster([c for c, _, _ in spans], cfg.cluster)
+        windows = closed_windows([(w, ts) for c, w, ts in spans if c == cluster], cfg.window_ms, cfg.windows)
+        if not windows:
+            raise InputError(
+                f"no closed {cfg.window_ms // 1000}s window in the samples of cluster {cluster!r}",
+                hint="collect for longer than one window, or use a shorter --window",
+            )
+        base = windows[0] - cfg.window_ms
+        sel = (F.col("cluster") == cluster) & (F.col("window") >= base) & (F.col("window") <= windows[-1])
+        # Each record type is scanned and aggregated once, here, and cached; the group offsets (the largest
+        # type) are reduced to their per-partition deltas before they are cached.
+        aggs = {t: materialise(AGGREGATORS[t](by_type[t], cfg.window_ms, False).where(sel), held)
+                for t in ("broker", "topic_broker", "replica")}
+        aggs["partition"] = part.where(sel)
+        gdel = materialise(
+            group_deltas(AGGREGATORS["group_offset"](by_type["group_offset"], cfg.window_ms, False).where(sel),
+                         cfg.window_ms),
+            held,
         )
-    base = windows[0] - cfg.window_ms
-    aggs = {t: a.where(F.col("window") >= base) for t, a in aggs.items()}
-    tables = window_tables(aggs, cfg.window_ms, windows, cfg.min_sample_ratio, cfg.cpu_min_obs, cfg.cpu_min_windows)
+        tables = window_tables(aggs, cfg.window_ms, windows, cfg.min_sample_ratio, cfg.cpu_min_obs,
+                               cfg.cpu_min_windows, group_deltas_df=gdel, held=held)
+    except BaseException:
+        for df in held:
+            df.unpersist()
+        raise
     return finish(tables, cfg, cluster)
 
 

@@ -16,9 +16,12 @@ from kafka_balancer.errors import InputError
 from kafka_balancer.pipeline.schemas import RAW, RAW_COLUMNS, RECORD_TYPES, type_schema
 
 
-def read_samples_by_type(spark: SparkSession, samples_dir: str | Path) -> dict[str, DataFrame]:
-    """Samples per record type, typed, with ``event_time``. JSON lines are parsed once (and cached);
-    Parquet folders are read per type, so each type's aggregation scans only its own files."""
+def read_samples_by_type(
+    spark: SparkSession, samples_dir: str | Path, held: list[DataFrame] | None = None
+) -> dict[str, DataFrame]:
+    """Samples per record type, typed, with ``event_time``. JSON lines are parsed once (and cached; the
+    cached frame is appended to ``held`` so that the caller can release it); Parquet folders are read per
+    type, so each type's aggregation scans only its own files."""
     d = Path(samples_dir)
     jsonl = sorted(str(p) for p in d.glob("*.jsonl")) if d.is_dir() else []
     parquet = {t: d / "parquet" / t for t in RECORD_TYPES}
@@ -29,6 +32,8 @@ def read_samples_by_type(spark: SparkSession, samples_dir: str | Path) -> dict[s
         return {t: with_event_time(_parquet(spark, parquet[t], t)) if t in parquet else _empty(spark)
                 for t in RECORD_TYPES}
     raw = read_samples(spark, d).persist()
+    if held is not None:
+        held.append(raw)
     return {t: raw.where(F.col("type") == t) for t in RECORD_TYPES}
 
 

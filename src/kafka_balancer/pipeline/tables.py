@@ -6,8 +6,9 @@ when available, the window just before them (the base of the first interval).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -29,6 +30,22 @@ class WindowTables:
     broker_windows: DataFrame  # one row per broker and window (CPU and traffic)
     cpu_model: CpuModel
     windows: list[int]
+    held: list[DataFrame] = field(default_factory=list)  # cached frames behind the two tables
+
+    def release(self) -> None:
+        """Drop the cached tables (and whatever they were computed from) from Spark's memory and disk."""
+        for df in self.held:
+            df.unpersist()
+        self.held.clear()
+
+
+def materialise(df: DataFrame, held: list[DataFrame]) -> DataFrame:
+    """Cache ``df`` and compute it now (one action), so that everything after reads the cache instead of
+    re-running its plan; ``held`` collects it for :meth:`WindowTables.release`."""
+    df = df.persist(StorageLevel.MEMORY_AND_DISK)
+    df.count()
+    held.append(df)
+    return df
 
 
 def window_tables(
@@ -38,20 +55,31 @@ def window_tables(
     min_sample_ratio: float = 0.5,
     cpu_min_obs: int = 10,
     cpu_min_windows: int = 3,
+    group_deltas_df: DataFrame | None = None,
+    held: list[DataFrame] | None = None,
 ) -> WindowTables:
-    """Rates, loads, validity and CPU split for ``windows`` (aggregates may hold earlier windows too)."""
+    """Rates, loads, validity and CPU split for ``windows`` (aggregates may hold earlier windows too).
+
+    ``group_deltas_df``: the group deltas when the caller already has them (then ``aggs`` needs no
+    ``group_offset``). ``held``: frames the caller cached for this computation, released with the tables.
+
+    The per-window inputs are computed in one action (the partition window table, cached), then the
+    broker windows, the broker traffic and the CPU split each in one more; each later step reads the
+    cached tables, none re-runs the aggregation.
+    """
+    held = list(held or [])
     keep = F.col("window").isin(windows)
     bw = broker_cpu_rates(aggs["broker"], window_ms)
     tb = topic_broker_rates(aggs["topic_broker"], aggs["broker"], window_ms)
     pdel = partition_deltas(aggs["partition"], window_ms)
     rdel = replica_deltas(aggs["replica"], window_ms)
-    gdel = group_deltas(aggs["group_offset"], window_ms)
+    gdel = group_deltas_df if group_deltas_df is not None else group_deltas(aggs["group_offset"], window_ms)
     pw = partition_loads(pdel.where(keep), tb.where(keep), rdel.where(keep), gdel.where(keep))
     pw, bw = mark_valid(pw, bw.where(keep), min_sample_ratio)
-    pw = pw.persist()
-    bw = bw.persist()
-    traffic = broker_traffic(pw).persist()
+    pw = materialise(pw, held)
+    bw = materialise(bw, held)
+    traffic = materialise(broker_traffic(pw), held)
     model = fit_cpu_model(bw, traffic, cpu_min_obs, cpu_min_windows)
-    pw_cpu = split_cpu(pw, bw, traffic, model).persist()
-    bw_full = bw.join(traffic, ["cluster", "broker", "window"], "left").persist()
-    return WindowTables(pw_cpu, bw_full, model, windows)
+    pw_cpu = materialise(split_cpu(pw, bw, traffic, model), held)
+    bw_full = materialise(bw.join(traffic, ["cluster", "broker", "window"], "left"), held)
+    return WindowTables(pw_cpu, bw_full, model, windows, held)
