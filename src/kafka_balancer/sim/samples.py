@@ -200,6 +200,13 @@ def _rounds(
     b_out = np.zeros((n, n_topics))
     m_in = np.zeros((n, n_topics))
     b_in[:] = rng.uniform(1e9, 1e12, size=(n, 1))
+    # A broker has BrokerTopicMetrics series only for the topics it hosts a replica of (Kafka creates them
+    # when the broker serves the topic and removes them when it stops hosting it): one topic_broker record
+    # per hosted (broker, topic) pair, not one per broker and topic of the cluster.
+    hosted = np.zeros((n, n_topics), dtype=bool)
+    hp, hs = np.nonzero(rep >= 0)
+    hosted[rep[hp, hs], snap.topic_idx[hp]] = True
+    b_in[~hosted] = 0.0
     b_out[:] = b_in * 0.5
     m_in[:] = b_in / 500.0
     g_max = int(groups.max()) if p_count else 0
