@@ -39,10 +39,11 @@ def test_fleet_cli_plans_every_snapshot_like_the_planner_alone(spark: Any, tmp_p
 
 
 def test_whatif_low_thresholds_move_more_high_thresholds_miss_more(spark: Any) -> None:
-    table = whatif_sweep(spark, clusters=4, thetas=[0.8], epss=[0.02, 0.5], steps=2, seed=5)
+    table = whatif_sweep(spark, clusters=4, thetas=[0.8], epss=[0.02, 0.5], steps=2, seed=5,
+                         make_cluster=default_cluster, time_limit=1.0)
     assert len(table) == 4 * 2 and set(table["cluster_id"]) == {5, 6, 7, 8}
     s = sweep_summary(table).set_index("eps")
     assert s.loc[0.02, "drift_moves"] > s.loc[0.5, "drift_moves"]  # thrash at low ε
     assert s.loc[0.5, "drift_sigma"] > s.loc[0.02, "drift_sigma"]  # sluggish at high ε
-    # The group ran the same generator the caller can swap: cluster 5's size matches default_cluster(5).
+    # The worker ran the generator the caller passed: cluster 5's size matches default_cluster(5).
     assert table[table["cluster_id"] == 5]["partitions"].iloc[0] == default_cluster(5).n_partitions

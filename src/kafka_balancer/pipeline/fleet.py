@@ -1,11 +1,12 @@
-"""Many clusters planned in parallel on Spark: one cluster per group (``applyInPandas``), the same planner
-(``kafka_balancer.planner.plan``) in every group.
+"""Many clusters planned in parallel on Spark, the same planner (``kafka_balancer.planner.plan``) for each.
 
-* :func:`plan_fleet`: a DataFrame of snapshots (one JSON document per cluster) -> one row per cluster:
-  σ before/after (the largest over the four resources), replica and leader moves, bytes moved.
-* :func:`whatif_sweep`: simulated clusters (generated inside the group from a seed, by a swappable
-  ``make_cluster``) planned for every (θ, ε) of a grid, then run through ``steps`` rounds of load drift
-  (each partition's load multiplied by a log-normal factor) with a re-plan after each. Per (cluster, θ, ε):
+* :func:`plan_fleet`: a DataFrame of snapshots (one JSON document per cluster) -> one row per cluster
+  (one cluster per ``applyInPandas`` group): σ before/after (the largest over the four resources), replica
+  and leader moves, bytes moved.
+* :func:`whatif_sweep`: simulated clusters (generated on the worker from a seed, by a swappable
+  ``make_cluster``; :func:`tiny_cluster` for sweeps over thousands; ``mapInPandas``, one cluster at a
+  time) planned for every (θ, ε) of a grid, then run through ``steps`` rounds of load drift (each
+  partition's load multiplied by a log-normal factor) with a re-plan after each. Per (cluster, θ, ε):
   moves per drift step (the *thrashing* of seed 001 §3.2 when thresholds are low) and how often the
   re-planned cluster still misses a reference goal (θ 0.8, ε 0.1 by default; the *sluggishness* when
   thresholds are high).
@@ -117,6 +118,25 @@ def default_cluster(seed: int) -> Snapshot:
     return generate(spec, seed=seed)
 
 
+def tiny_cluster(seed: int) -> Snapshot:
+    """A tiny cluster (4..8 brokers, 16..64 partitions over 3..8 topics, one broker per host, no racks or 3),
+    for sweeps over thousands of clusters: the planner takes tens of milliseconds on it."""
+    from kafka_balancer.sim.cluster import ClusterSpec, generate
+
+    rng = np.random.default_rng(seed)
+    spec = ClusterSpec(
+        brokers=int(rng.integers(4, 9)), brokers_per_host=1, racks=int(rng.choice([0, 3])),
+        topics=int(rng.integers(3, 9)), partitions=int(rng.integers(16, 65)), key_zipf=float(rng.uniform(0.4, 1.0)),
+        target_util=(float(rng.uniform(0.3, 0.6)), float(rng.uniform(0.4, 0.7)),
+                     float(rng.uniform(0.3, 0.6)), float(rng.uniform(0.3, 0.6))),
+        name=f"tiny-{seed}",
+    )
+    return generate(spec, seed=seed)
+
+
+CLUSTER_MAKERS: dict[str, ClusterMaker] = {"tiny": tiny_cluster, "small": default_cluster}
+
+
 def drift(snap: Snapshot, noise: float, rng: np.random.Generator) -> Snapshot:
     """Every partition's load times a log-normal factor (median 1); the assignment is unchanged."""
     f = rng.lognormal(0.0, noise, size=snap.n_partitions)[:, None]
@@ -169,11 +189,13 @@ def sweep_cluster(cluster_id: int, snap: Snapshot, spec: SweepSpec) -> list[dict
     return rows
 
 
-def _sweep_group(spec: SweepSpec, make_cluster: ClusterMaker, pdf: pd.DataFrame) -> pd.DataFrame:
-    rows: list[dict[str, Any]] = []
-    for cid in pdf["cluster_id"].tolist():
-        rows.extend(sweep_cluster(int(cid), make_cluster(int(cid)), spec))
-    return pd.DataFrame(rows, columns=[f.split()[0] for f in SWEEP_SCHEMA.split(", ")])
+def _sweep_partition(spec: SweepSpec, make_cluster: ClusterMaker, batches: Iterator[pd.DataFrame]
+                     ) -> Iterator[pd.DataFrame]:
+    """``mapInPandas`` body: every cluster id of the Spark partition, one cluster at a time."""
+    cols = [f.split()[0] for f in SWEEP_SCHEMA.split(", ")]
+    for pdf in batches:
+        for cid in pdf["cluster_id"].tolist():
+            yield pd.DataFrame(sweep_cluster(int(cid), make_cluster(int(cid)), spec), columns=cols)
 
 
 def whatif_sweep(
@@ -184,17 +206,25 @@ def whatif_sweep(
     steps: int = 3,
     noise: float = 0.15,
     seed: int = 0,
-    make_cluster: ClusterMaker = default_cluster,
+    make_cluster: ClusterMaker = tiny_cluster,
     chunks: int = 1,
     progress: Callable[[int], None] | None = None,
+    time_limit: float = 0.5,
+    parallelism: int | None = None,
 ) -> pd.DataFrame:
-    """One row per (cluster, θ, ε); clusters are seeds ``seed .. seed + clusters - 1``."""
-    spec = SweepSpec(tuple(thetas), tuple(epss), steps, noise)
-    fn = partial(_sweep_group, spec, make_cluster)
+    """One row per (cluster, θ, ε); clusters are seeds ``seed .. seed + clusters - 1``.
+
+    Each chunk of cluster ids is one Spark job: ``mapInPandas`` over a range split into ``parallelism``
+    partitions (default: four per core, so that slow clusters even out), each partition planning its
+    clusters one after the other. There is no shuffle, so adaptive execution cannot merge the tiny input
+    into one task. ``progress`` is called with the number of clusters done after each chunk."""
+    spec = SweepSpec(tuple(thetas), tuple(epss), steps, noise, time_limit=time_limit)
+    fn = partial(_sweep_partition, spec, make_cluster)
+    slots = parallelism or 4 * spark.sparkContext.defaultParallelism
     parts: list[pd.DataFrame] = []
     for lo, hi in _chunks(seed, seed + clusters, chunks):
-        ids = spark.range(lo, hi, numPartitions=max(2, min(hi - lo, 64))).withColumnRenamed("id", "cluster_id")
-        parts.append(ids.groupBy("cluster_id").applyInPandas(fn, schema=SWEEP_SCHEMA).toPandas())
+        ids = spark.range(lo, hi, numPartitions=max(1, min(hi - lo, slots))).withColumnRenamed("id", "cluster_id")
+        parts.append(ids.mapInPandas(fn, schema=SWEEP_SCHEMA).toPandas())
         if progress is not None:
             progress(hi - lo)
     return pd.concat(parts, ignore_index=True).sort_values(["cluster_id", "theta", "eps"]).reset_index(drop=True)
