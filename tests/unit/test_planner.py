@@ -56,20 +56,14 @@ def test_invariants_on_random_clusters(seed: int) -> None:
     rng = np.random.default_rng(1000 + seed)
     snap = generate(_random_spec(rng), seed=seed)
     before = snap.replicas.copy()
-    result = plan(snap)
+    result = plan(snap, exact_nodes=40)  # the exact start is used on the small ones; few nodes keep this quick
     assert np.array_equal(snap.replicas, before)  # the caller's snapshot is untouched
     check_invariants(snap, result)
 
 
-NOT_REACHED = {
-    ("hetero", 0): "known shortfall: the smallest rack carries more disk and nw_in than its capacity share; with "
-    "unequal capacities the rigorous rack bound cannot prove it infeasible, and the search does not reach balance "
-    "(the relaxed pass spreads the excess: max γ disk 0.25, nw_in 0.27)"
-}
+# hetero seed 0 is proven out of reach (tests/unit/test_planner_exact.py); the test takes the infeasible branch
 BALANCE_CASES = [
-    pytest.param(preset, seed, marks=pytest.mark.xfail(strict=True, reason=NOT_REACHED[(preset, seed)]))
-    if (preset, seed) in NOT_REACHED
-    else (preset, seed)
+    (preset, seed)
     for preset in ["paper", "racks48", "new-brokers", "dead-broker", "hetero", "restarted"]
     for seed in [0, 1, 2]
 ]
@@ -93,17 +87,19 @@ def test_reaches_balance_where_feasible(preset: str, seed: int) -> None:
 
 
 @pytest.mark.parametrize(
-    "preset",
+    ("preset", "seed"),
     [
-        "racks48",
-        "new-brokers",
-        "dead-broker",
-        pytest.param("hetero", marks=pytest.mark.xfail(strict=True, reason=NOT_REACHED[("hetero", 0)])),
-        "restarted",
+        ("paper", 0),
+        ("paper", 6),
+        ("racks48", 0),
+        ("new-brokers", 0),
+        ("dead-broker", 0),
+        ("hetero", 1),  # seed 0 is proven out of reach, and the bound speaks of balanced plans
+        ("restarted", 0),
     ],
 )
-def test_data_moved_within_one_and_a_half_bounds(preset: str) -> None:
-    snap = generate(PRESETS[preset], seed=0)
+def test_data_moved_within_one_and_a_half_bounds(preset: str, seed: int) -> None:
+    snap = generate(PRESETS[preset], seed=seed)
     result = plan(snap)
     assert result.after.balanced()  # the bound speaks of plans that reach balance
     assert 0 < result.moved_bytes_lower_bound <= result.moved_bytes <= 1.5 * result.moved_bytes_lower_bound

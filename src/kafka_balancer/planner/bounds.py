@@ -185,3 +185,88 @@ def partition_infeasibility(snap: Snapshot, eps: float, limit: int = 10) -> list
                 f"of the largest broker on its leader, above the band top {top / caps[:, r].max():.3f}"
             )
     return out
+
+
+def spread_lp_infeasibility(snap: Snapshot, theta: float, eps: float) -> list[str]:
+    """Proofs, by a small linear programme per resource, that rack or host spread rules out balance.
+
+    Relaxation of every balanced state: live broker utilisations ``u`` within θ and within ``(1 ± ε)``
+    of their arithmetic mean, carrying the cluster's total load; and for each rack (host) a load between
+    what the spread rules force into it and the most they allow. A partition that must span every group
+    puts at least its follower load in each; in any group it can put at most one leader and
+    ``rf − (spread − 1) − 1`` followers. With unequal capacities this catches what
+    :func:`rack_infeasibility` cannot: the mean moves with the assignment, and the LP follows it.
+    """
+    from scipy.optimize import linprog  # only needed here
+    from scipy.sparse import csr_matrix
+
+    alive = snap.alive
+    live = np.nonzero(alive)[0]
+    n = live.size
+    if n < 2:
+        return []
+    rep = snap.replicas
+    has_live = np.any((rep >= 0) & alive[np.maximum(rep, 0)], axis=1)
+    F, L = snap.follower_load[has_live], snap.leader_load[has_live]
+    rf = snap.rf[has_live].astype(np.int64)
+    totals = (L + F * (rf - 1)[:, None]).sum(axis=0)
+    cap = snap.capacity[live]
+    out: list[str] = []
+    for kind, group_of, names in (("rack", snap.rack_idx, snap.rack_names), ("host", snap.host_idx, snap.host_names)):
+        if not (group_of >= 0).any():
+            continue
+        g_live = group_of[live]
+        groups = np.unique(g_live)
+        n_g = groups.size
+        if n_g < 2:
+            continue
+        rows = np.where(rep[has_live] >= 0, group_of[np.maximum(rep[has_live], 0)], -(10**6))
+        srt = np.sort(rows, axis=1)
+        spread = ((srt[:, 1:] != srt[:, :-1]) & (srt[:, 1:] > -(10**6))).sum(axis=1) + (srt[:, 0] > -(10**6))
+        spread = np.minimum(spread, n_g)
+        pinned = spread >= n_g
+        lo_of = F[pinned].sum(axis=0)
+        hi_of: dict[tuple[int, int], float] = {}  # (brokers in the group, resource) -> most load it can hold
+        for r, res in enumerate(RESOURCES):
+            if totals[r] <= 0:
+                continue
+            # variables: u[0..n-1], m; rows: u - (1+ε)m ≤ 0, (1-ε)m - u ≤ 0, then per group -load ≤ -lo, load ≤ hi
+            j = np.arange(n)
+            r_idx = [np.repeat(np.arange(2 * n), 2)]
+            c_idx = [np.stack([j, np.full(n, n), j, np.full(n, n)], axis=1).reshape(-1)]
+            vals = [np.tile([1.0, -(1.0 + eps), -1.0, 1.0 - eps], n)]
+            b_ub = [np.zeros(2 * n)]
+            forced_util = []
+            row0 = 2 * n
+            for gk in groups.tolist():
+                in_g = np.nonzero(g_live == gk)[0]
+                n_k = in_g.size
+                lo = lo_of[r]
+                if (n_k, r) not in hi_of:
+                    extra = np.maximum(np.minimum(rf - spread + 1, n_k) - 1, 0)
+                    hi_of[n_k, r] = float((np.maximum(L[:, r], F[:, r]) + extra * F[:, r]).sum())
+                hi = hi_of[n_k, r]
+                r_idx.append(np.concatenate([np.full(n_k, row0), np.full(n_k, row0 + 1)]))
+                c_idx.append(np.concatenate([in_g, in_g]))
+                vals.append(np.concatenate([-cap[in_g, r], cap[in_g, r]]))
+                b_ub.append(np.array([-lo, hi]))
+                row0 += 2
+                forced_util.append((lo / float(cap[in_g, r].sum()), int(gk)))
+            a_ub = csr_matrix(
+                (np.concatenate(vals), (np.concatenate(r_idx), np.concatenate(c_idx))), shape=(row0, n + 1)
+            )
+            a_eq = np.zeros((2, n + 1))
+            a_eq[0, :n] = cap[:, r]
+            a_eq[1, :n], a_eq[1, n] = -1.0, float(n)
+            res_lp = linprog(
+                np.zeros(n + 1), A_ub=a_ub, b_ub=np.concatenate(b_ub), A_eq=csr_matrix(a_eq),
+                b_eq=np.array([float(totals[r]), 0.0]), bounds=[(0.0, theta)] * n + [(0.0, None)], method="highs",
+            )
+            if res_lp.status == 2:
+                worst_u, worst_g = max(forced_util)
+                out.append(
+                    f"{kind} spread: no {res} utilisation profile within θ and the ε band exists (linear relaxation "
+                    f"proven infeasible); {kind} {names[worst_g]} must carry {res} utilisation of at least "
+                    f"{worst_u:.3f} from partitions that span every {kind}"
+                )
+    return out

@@ -27,16 +27,17 @@ import numpy as np
 
 from kafka_balancer.model.plan_io import Plan, PlanEntry
 from kafka_balancer.model.snapshot import CPU, NW_OUT, RESOURCES, Snapshot
-from kafka_balancer.planner import bounds
+from kafka_balancer.planner import bounds, exact
 from kafka_balancer.planner.metrics import Metrics, evaluate
 from kafka_balancer.planner.state import TOL, State
-from kafka_balancer.planner.strategies import evacuate, leadership, replica, swap, tighten
+from kafka_balancer.planner.strategies import compact, evacuate, leadership, polish, replica, swap, tighten
 
 # Attempts, in order, until one ends balanced: (share of the ε band aimed at, choose replicas by violation
 # removed per byte). Choosing by bytes moves least data but can corner itself; first-acceptable (the
 # paper's order) is the fallback. A narrower aim helps where capacities differ and γ is measured around
 # the arithmetic mean of utilisations.
 ATTEMPTS = ((0.97, True), (0.97, False), (0.9, True), (0.9, False), (0.75, False))
+POLISH_SHARE = 1.4
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,35 @@ def _balance(
     return [(int(b), int(r)) for b, r in zip(*np.nonzero(v > TOL), strict=True)]
 
 
+@dataclass(frozen=True)
+class _Settings:
+    theta: float
+    eps: float
+    tighten_leaders: bool
+    polish_share: float
+    lower_bound: float
+    compact: bool
+    before: Metrics
+    progress: Callable[[int], None] | None
+
+
+@dataclass
+class _Outcome:
+    st: State
+    left: list[tuple[int, int]]
+    warnings: list[str]
+    margin: float
+    by_gain_per_byte: bool
+    relaxed: bool
+    exact: bool = False
+
+    def metrics(self, cfg: _Settings) -> Metrics:
+        return evaluate(self.st.snap.with_assignment(self.st.rep, self.st.ldr), cfg.theta, cfg.eps)
+
+    def residual(self, cfg: _Settings) -> float:
+        return _residual(self.metrics(cfg))
+
+
 def plan(
     snap: Snapshot,
     theta: float = 0.8,
@@ -127,65 +157,83 @@ def plan(
     *,
     margin: float | None = None,
     tighten_leaders: bool = True,
+    polish_share: float = POLISH_SHARE,
+    exact_nodes: int = exact.NODE_LIMIT,
+    compact_moves: bool = True,
     time_limit: float = 600.0,
     progress: Callable[[int], None] | None = None,
 ) -> PlanResult:
-    """Plan a rebalance of ``snap`` towards the capacity goal θ and the distribution goal ε."""
+    """Plan a rebalance of ``snap`` towards the capacity goal θ and the distribution goal ε.
+
+    ``polish_share``: once balanced, replica moves may continue lowering σ until the plan moves this many
+    times the byte lower bound (0: stop at the goals). ``exact_nodes``: branch-and-bound nodes for the exact
+    model on small clusters (0: heuristics only).
+    """
     t0 = time.monotonic()
+    ex = exact.exact_bound(snap, theta, eps, node_limit=exact_nodes) if exact_nodes > 0 else None
+    lower = bounds.moved_bytes_lower_bound(snap, eps)
+    if ex is not None and ex.lower is not None:
+        lower = max(lower, ex.lower)
     before = evaluate(snap, theta, eps)
-    best: PlanResult | None = None
+    cfg = _Settings(theta, eps, tighten_leaders, polish_share, lower, compact_moves, before, progress)
+    best: _Outcome | None = None
+    proofs: list[str] | None = None
     attempts = ATTEMPTS if margin is None else ((margin, True), (margin, False))
     for m, by_bytes in attempts:
-        result = _plan_once(snap, theta, eps, m, by_bytes, False, tighten_leaders, t0, time_limit, before, progress)
-        if best is None or _residual(result) < _residual(best) - 1e-12:
-            best = result
-        if result.after.balanced() or result.infeasible or result.add_brokers or time.monotonic() > t0 + time_limit:
+        out = _search(snap, cfg, m, by_bytes, False, t0, time_limit)
+        if best is None or out.residual(cfg) < best.residual(cfg) - 1e-12:
+            best = out
+        if out.residual(cfg) <= 0 or time.monotonic() > t0 + time_limit:
+            break
+        if proofs is None:  # computed only when balance is missed: why, if it cannot be had at all
+            proofs = bounds.rack_infeasibility(snap, eps) or bounds.spread_lp_infeasibility(snap, theta, eps)
+        if bounds.brokers_to_add(snap, theta) or proofs:
             break
     assert best is not None
-    # Relaxed pass (see _plan_once) on the best attempt, when balance was missed and spreading can help:
-    # not when single partitions are too hot for any broker. It may take as long again as planning did.
-    if not best.after.balanced() and not best.extra["hot_partitions"] and time.monotonic() < t0 + time_limit:
-        m, by_bytes = best.extra["margin"], best.extra["by_gain_per_byte"]
+    if ex is not None and ex.replicas is not None and ex.leader is not None:
+        # the exact model's assignment competes: balanced first, then fewer bytes
+        m = best.margin
+        cand = _search(snap, cfg, m, True, False, time.monotonic(), time_limit, start=(ex.replicas, ex.leader))
+        if _better(cand, best, snap, cfg):
+            best = cand
+    hot = bounds.partition_infeasibility(snap, eps)
+    # Relaxed pass on the best attempt, when balance was missed and spreading can help: not when single
+    # partitions are too hot for any broker. It may take as long again as planning did.
+    if best.residual(cfg) > 0 and not hot and time.monotonic() < t0 + time_limit:
         spent = time.monotonic() - t0
-        relaxed = _plan_once(
-            snap,
-            theta,
-            eps,
-            m,
-            by_bytes,
-            True,
-            tighten_leaders,
-            time.monotonic(),
-            min(spent + 1.0, time_limit),
-            before,
-            progress,
+        relaxed = _search(
+            snap, cfg, best.margin, best.by_gain_per_byte, True, time.monotonic(), min(spent + 1.0, time_limit)
         )
-        if _residual(relaxed) < _residual(best) - 1e-12:
+        if relaxed.residual(cfg) < best.residual(cfg) - 1e-12:
             best = relaxed
-    return best
+    return _finish(snap, cfg, best, ex, (proofs or []) + hot, t0, time_limit)
 
 
-def _residual(result: PlanResult) -> float:
-    """How far a plan's outcome is from meeting every goal (0 when balanced): brokers over θ first, then
-    the excess of max γ over ε, summed over resources."""
-    a = result.after
+def _better(a: _Outcome, b: _Outcome, snap: Snapshot, cfg: _Settings) -> bool:
+    ra, rb = a.residual(cfg), b.residual(cfg)
+    if abs(ra - rb) > 1e-12:
+        return ra < rb
+    return _moved_bytes(snap, a.st) < _moved_bytes(snap, b.st) - 1.0
+
+
+def _residual(a: Metrics) -> float:
+    """How far an outcome is from meeting every goal (0 when balanced): brokers over θ first, then the
+    excess of max γ over ε, summed over resources."""
     return sum(max(0.0, m.max_gamma - a.eps) + 10.0 * m.over_theta for m in a.resources.values())
 
 
-def _plan_once(
+def _search(
     snap: Snapshot,
-    theta: float,
-    eps: float,
+    cfg: _Settings,
     margin: float,
     by_gain_per_byte: bool,
     relax: bool,
-    tighten_leaders: bool,
     t0: float,
     time_limit: float,
-    before: Metrics,
-    progress: Callable[[int], None] | None,
-) -> PlanResult:
-    st = State(snap, theta, eps, margin, by_gain_per_byte)
+    start: tuple[np.ndarray, np.ndarray] | None = None,
+) -> _Outcome:
+    """One run of the move loop, from the snapshot's assignment or from ``start``."""
+    st = State(snap, cfg.theta, cfg.eps, margin, by_gain_per_byte)
     warnings: list[str] = []
     _, stranded = evacuate.evacuate(st)
     for p in stranded:
@@ -193,24 +241,59 @@ def _plan_once(
             f"partition {snap.partition_label(p)} has no live replica: it cannot be copied until one of "
             f"its brokers returns; left in place"
         )
-    leadership.restore_preferred(st)
-    left = _balance(st, t0 + time_limit, progress)
+    if start is not None:
+        st.adopt(*start)
+    else:
+        leadership.restore_preferred(st)
+    if start is not None and _residual(evaluate(snap.with_assignment(st.rep, st.ldr), cfg.theta, cfg.eps)) <= 0:
+        left: list[tuple[int, int]] = []  # already balanced; the move loop would only chase the aim band
+    else:
+        left = _balance(st, t0 + time_limit, cfg.progress)
     if left and relax:  # what the paper's rule cannot fix: spread it out rather than leave it on a few brokers
         st.relaxed = True
-        left = _balance(st, t0 + time_limit, progress, max_moves=max(100, 4 * snap.n_brokers))
+        left = _balance(st, t0 + time_limit, cfg.progress, max_moves=max(100, 4 * snap.n_brokers))
         st.relaxed = False
-    if tighten_leaders:
+    if cfg.compact:
+        compact.compact(st)
+    if cfg.tighten_leaders:
         tighten.tighten(st, max_moves=max(100, snap.n_brokers * 4), deadline=t0 + time_limit)
-    hot = bounds.partition_infeasibility(snap, eps)
-    infeasible = bounds.rack_infeasibility(snap, eps) + hot
+    return _Outcome(st, left, warnings, margin, by_gain_per_byte, relax, start is not None)
+
+
+def _finish(
+    snap: Snapshot,
+    cfg: _Settings,
+    out: _Outcome,
+    ex: exact.ExactBound | None,
+    proofs: list[str],
+    t0: float,
+    time_limit: float,
+) -> PlanResult:
+    st = out.st
+    if cfg.polish_share > 0 and out.residual(cfg) <= 0:
+        # balanced: spend what the byte allowance leaves on σ, in at most a quarter more time
+        budget = cfg.polish_share * cfg.lower_bound - _moved_bytes(snap, st)
+        now = time.monotonic()
+        limit = min(t0 + time_limit, now + max(1.0, 0.25 * (now - t0)))
+        n = max(100, snap.n_brokers * 4)
+        if budget > 0 and polish.polish(st, budget, limit, max_moves=n) and cfg.tighten_leaders:
+            tighten.tighten(st, max_moves=n, deadline=t0 + time_limit)
+    warnings = list(out.warnings)
+    add = bounds.brokers_to_add(snap, cfg.theta)
+    infeasible = list(proofs)
+    if ex is not None and ex.infeasible and not add and not infeasible:
+        infeasible.append(
+            "the exact model proves that no assignment keeps every live broker within θ and the ε band on all "
+            "four resources without lowering a partition's rack or host spread"
+        )
     for line in infeasible:
         warnings.append(f"balance is out of reach: {line}")
-    add = bounds.brokers_to_add(snap, theta)
     if add:
-        warnings.append(f"the cluster as a whole is above θ={theta}: add {add} broker(s) of the present size")
+        warnings.append(f"the cluster as a whole is above θ={cfg.theta}: add {add} broker(s) of the present size")
     entries, replica_moves, leader_moves, moved = _diff(snap, st)
     after_snap = snap.with_assignment(st.rep, st.ldr)
-    after = evaluate(after_snap, theta, eps)
+    after = evaluate(after_snap, cfg.theta, cfg.eps)
+    left = [(int(b), int(r)) for b, r in zip(*np.nonzero(st.violations() > TOL), strict=True)]
     unresolved = tuple(
         f"broker {int(snap.broker_ids[b])} {RESOURCES[r]} at {st.load[b, r] / st.cap[b, r]:.3f} "
         f"(target {st.target[r]:.3f})"
@@ -218,20 +301,34 @@ def _plan_once(
     )
     return PlanResult(
         plan=Plan(tuple(entries)),
-        before=before,
+        before=cfg.before,
         after=after,
         after_snapshot=after_snap,
         replica_moves=replica_moves,
         leader_moves=leader_moves,
         moved_bytes=moved,
-        moved_bytes_lower_bound=bounds.moved_bytes_lower_bound(snap, eps),
+        moved_bytes_lower_bound=cfg.lower_bound,
         add_brokers=add,
         seconds=time.monotonic() - t0,
         warnings=tuple(warnings),
         unresolved=unresolved,
         infeasible=tuple(infeasible),
-        extra={"margin": margin, "by_gain_per_byte": by_gain_per_byte, "relaxed": relax, "hot_partitions": bool(hot)},
+        extra={
+            "margin": out.margin,
+            "by_gain_per_byte": out.by_gain_per_byte,
+            "relaxed": out.relaxed,
+            "exact_start": out.exact,
+            "exact_optimal": bool(ex is not None and ex.optimal),
+            "hot_partitions": any(line.startswith("partition ") for line in proofs),
+        },
     )
+
+
+def _moved_bytes(snap: Snapshot, st: State) -> float:
+    """Bytes the replica changes so far copy: the disk of every replica not in the partition's old set."""
+    old, new = snap.replicas, st.rep
+    added = (new >= 0) & ~np.any(new[:, :, None] == old[:, None, :], axis=2)
+    return float((added.sum(axis=1) * st.disk_bytes).sum())
 
 
 def _diff(snap: Snapshot, st: State) -> tuple[list[PlanEntry], int, int, float]:

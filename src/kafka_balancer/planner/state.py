@@ -22,6 +22,8 @@ class State:
     def __init__(self, snap: Snapshot, theta: float, eps: float, margin: float, by_gain_per_byte: bool = True) -> None:
         self.by_gain_per_byte = by_gain_per_byte  # replica choice: most violation removed per byte, or first
         self.relaxed = False  # see judge()
+        self.polishing = False  # see judge()
+        self.byte_budget = float("inf")  # bytes replica moves may still copy (lowered by each move)
         self.snap = snap
         self.rep = snap.replicas.copy()
         self.ldr = snap.leader.copy()
@@ -57,6 +59,15 @@ class State:
         self.replica_moves = 0
         self.leader_moves = 0
 
+    def adopt(self, replicas: np.ndarray, leader: np.ndarray) -> None:
+        """Start from another assignment of the same partitions (e.g. the exact model's); loads follow."""
+        self.rep = replicas.copy()
+        self.ldr = leader.copy()
+        self.load = broker_loads(self.snap, self.rep, self.ldr)
+        self.members = [set() for _ in range(self.snap.n_brokers)]
+        for p, b in zip(*np.nonzero(self.rep >= 0), strict=True):
+            self.members[int(self.rep[p, b])].add(int(p))
+
     # -- utilisation and violations -------------------------------------------------------------
     def util(self, b: int | None = None) -> FloatArr:
         if b is None:
@@ -78,7 +89,17 @@ class State:
         Normal mode: no goal that holds may break, cost = total violation (the paper's rule). Relaxed mode,
         for what is left when no move meets that rule: only θ may not newly break, and cost = the sum of
         squared violations, so an excess that cannot vanish is spread out instead of sitting on one broker.
+        Polishing mode, once every goal holds: no goal may break, cost = the sum over resources of the
+        squared relative deviation from the ideal utilisation, so σ keeps falling on every resource.
         """
+        if self.polishing:
+            g0, g1 = self.violation_of(util0), self.violation_of(util1)
+            t = self.target
+            safe = np.where(t > 0, t, 1.0)
+            c0 = np.where(t > 0, (util0 - t) / safe, 0.0) ** 2
+            c1 = np.where(t > 0, (util1 - t) / safe, 0.0) ** 2
+            # no violation may grow, not even one that was there before
+            return np.any(g1 > np.maximum(g0, TOL) + TOL, axis=-1), c0.sum(axis=-1) - c1.sum(axis=-1)
         if self.relaxed:
             g0, g1 = self.capacity_goal.violation(util0), self.capacity_goal.violation(util1)
             c0, c1 = self.violation_of(util0) ** 2, self.violation_of(util1) ** 2
@@ -152,6 +173,7 @@ class State:
         self.members[src].discard(p)
         self.members[dst].add(p)
         self.replica_moves += 1
+        self.byte_budget -= float(self.disk_bytes[p])
 
     def move_leadership(self, p: int, dst: int) -> None:
         src = int(self.ldr[p])

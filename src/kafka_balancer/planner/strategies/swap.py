@@ -59,7 +59,8 @@ def swap_between(st: State, hi: int, lo: int, r: int) -> bool:
     gain = np.where(bad | (net[:, :, r] <= 0), -np.inf, gain)
     size_a = st.disk_bytes[a]
     size_b = np.concatenate([st.disk_bytes[b[:-1]], [0.0]])
-    score = np.where(gain > 1e-9, gain / (size_a[:, None] + size_b[None, :] + st.byte_floor), -np.inf)
+    size = size_a[:, None] + size_b[None, :]
+    score = np.where((gain > 1e-9) & (size <= st.byte_budget), gain / (size + st.byte_floor), -np.inf)
     flat = np.argsort(-score, axis=None, kind="stable")
     a_ok: dict[int, bool] = {}
     b_ok: dict[int, bool] = {}

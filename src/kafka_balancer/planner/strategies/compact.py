@@ -1,0 +1,74 @@
+"""Compaction: undo replica moves the goals turn out not to need.
+
+The move loop fixes the worst violation first, so an early move can become unnecessary once later moves
+have settled the cluster (a replica sent to broker 5 because broker 2 was hot, after broker 2 was cooled by
+a swap). Compaction walks the replicas that are new to their partition, largest first, and sends each back
+to a broker the partition has left, if that breaks no goal and makes no violation grow on either broker.
+Every undo saves the replica's whole size in copied bytes. Leadership changes are undone the same way.
+
+Example: partition t-3 moved from brokers [0, 1] to [4, 1] (8 GB). If broker 0 can take it back and broker
+4 can let it go while both stay in their bands, the entry for t-3 disappears from the plan.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kafka_balancer.planner.state import TOL, State
+
+
+def _harmless(st: State, b: int, delta: np.ndarray) -> bool:
+    if not st.alive[b]:
+        return True
+    v0 = st.violation_of(st.load[b] / st.cap[b])
+    v1 = st.violation_of((st.load[b] + delta) / st.cap[b])
+    return not np.any(v1 > np.maximum(v0, TOL) + TOL)
+
+
+def compact(st: State, max_passes: int = 3) -> int:
+    """Send new replicas back where the goals allow; returns the number undone."""
+    snap = st.snap
+    undone = 0
+    for _ in range(max_passes):
+        old, new = snap.replicas, st.rep
+        fresh = (new >= 0) & ~np.any(new[:, :, None] == old[:, None, :], axis=2)
+        rows, cols = np.nonzero(fresh)
+        if rows.size == 0:
+            break
+        order = np.argsort(-st.disk_bytes[rows], kind="stable")
+        changed = False
+        for k in order.tolist():
+            p, src = int(rows[k]), int(new[rows[k], cols[k]])
+            if st.rep[p, cols[k]] != src:
+                continue
+            left = [int(b) for b in old[p] if b >= 0 and int(b) not in st.rep[p] and st.alive[b]]
+            for dst in left:
+                delta = st.role_load(p, src)
+                if not st.spread_ok(p, src, dst):
+                    continue
+                if _harmless(st, src, -delta) and _harmless(st, dst, delta):
+                    st.move_replica(p, src, dst)
+                    undone += 1
+                    changed = True
+                    break
+        if not changed:
+            break
+    return undone + _leaders(st)
+
+
+def _leaders(st: State) -> int:
+    """Give leadership back to the old leader where it still holds a replica and the goals allow:
+    an election costs no bytes, but clients notice it."""
+    snap = st.snap
+    moved = np.nonzero((st.ldr != snap.leader) & (snap.leader >= 0))[0]
+    undone = 0
+    for p in moved.tolist():
+        old = int(snap.leader[p])
+        if not st.alive[old] or old not in st.rep[p]:
+            continue
+        cur = int(st.ldr[p])
+        delta = st.LF[p]
+        if _harmless(st, cur, -delta) and _harmless(st, old, delta):
+            st.move_leadership(p, old)
+            undone += 1
+    return undone
