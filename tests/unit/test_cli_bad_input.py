@@ -63,6 +63,7 @@ FILES: dict[str, str | bytes] = {
     "s_noload.json": _edit(SNAP, lambda d: d["partitions"][0].pop("load")),
     "s_bigpart.json": _edit(SNAP, lambda d: d["partitions"][0].__setitem__("partition", 2**40)),
     "s_name.json": _edit(SNAP, lambda d: d.__setitem__("name", 5)),
+    "s_alldead.json": _edit(SNAP, lambda d: [b.__setitem__("alive", False) for b in d["brokers"]]),
     "g_start.json": _edit(GROUP, lambda d: d["members"][0].__setitem__("start_ms", "soon")),
     "g_cap.json": _edit(GROUP, lambda d: d["members"][0].__setitem__("capacity", "fast")),
     "g_caplist.json": _edit(GROUP, lambda d: d["members"][0].__setitem__("capacity", [1])),
@@ -110,6 +111,8 @@ CASES: list[tuple[list[str], int, str]] = [
     (["plan", "--snapshot", "{d}/snap.json", "--out", "{d}/o.json", "--eps", "nan"], 2, "--eps"),
     (["plan", "--snapshot", "{d}/snap.json", "--out", "{d}/o.json", "--time-limit", "0"], 2, "--time-limit"),
     (["plan", "--snapshot", "{d}/snap.json", "--out", "{d}/o.json", "--time-limit", "nan"], 2, "--time-limit"),
+    (["plan", "--snapshot", "{d}/snap.json", "--out", "{d}/o.json", "--polish", "-1"], 2, "--polish"),
+    (["plan", "--snapshot", "{d}/s_alldead.json", "--out", "{d}/o.json"], 2, "has no live broker"),
     # assign
     (["assign", "--input", "{d}/nope.json", "--strategy", "paper"], 2, "nope.json"),
     (["assign", "--input", "{d}/adir", "--strategy", "paper"], 2, "adir"),

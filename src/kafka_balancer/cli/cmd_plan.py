@@ -9,9 +9,11 @@ import orjson
 from tqdm import tqdm
 
 from kafka_balancer.cli.options import add_goal_options, check_output_file, number
+from kafka_balancer.errors import InputError
 from kafka_balancer.model.plan_io import write_plan
 from kafka_balancer.model.snapshot_io import read_snapshot
 from kafka_balancer.planner import plan
+from kafka_balancer.planner.plan import POLISH_SHARE
 from kafka_balancer.report.table import plan_table
 
 
@@ -29,11 +31,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--plot", metavar="FILE.png", help="per-broker utilisation before/after, one panel a resource")
     p.add_argument("--time-limit", type=number("--time-limit"), default=600.0,
                    help="seconds the search may take (default 600)")
+    p.add_argument("--polish", type=number("--polish", inclusive=True), default=POLISH_SHARE, metavar="SHARE",
+                   help="once balanced, keep lowering σ with replica moves until the plan moves SHARE × the byte "
+                   f"lower bound (default {POLISH_SHARE}; 0 stops at the goals)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     snap = read_snapshot(args.snapshot)
+    if not snap.alive.any():
+        raise InputError(
+            f"snapshot {args.snapshot} has no live broker: every broker has alive: false",
+            hint="nothing can be planned until a broker is back; check the brokers' alive fields",
+        )
     # Refuse unwritable outputs before planning, so a long search is not thrown away at the end.
     check_output_file(args.out, "--out")
     if args.plot:
@@ -46,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.update(1)
 
-    result = plan(snap, args.theta, args.eps, time_limit=args.time_limit, progress=tick)
+    result = plan(snap, args.theta, args.eps, polish_share=args.polish, time_limit=args.time_limit, progress=tick)
     if bar is not None:
         bar.close()
     write_plan(result.plan, args.out)
