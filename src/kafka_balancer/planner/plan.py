@@ -170,7 +170,12 @@ def plan(
     model on small clusters (0: heuristics only).
     """
     t0 = time.monotonic()
-    ex = exact.exact_bound(snap, theta, eps, node_limit=exact_nodes) if exact_nodes > 0 else None
+    # the exact model may use at most half the caller's time (a short limit trades determinism for speed)
+    ex = (
+        exact.exact_bound(snap, theta, eps, node_limit=exact_nodes, time_limit=min(exact.TIME_LIMIT, time_limit / 2))
+        if exact_nodes > 0
+        else None
+    )
     lower = bounds.moved_bytes_lower_bound(snap, eps)
     if ex is not None and ex.lower is not None:
         lower = max(lower, ex.lower)
