@@ -10,13 +10,14 @@ nothing), and ``# assigned ...`` / ``# revoked ...`` lines on rebalances. Stops 
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sys
 import time
 from typing import Any
 
 from kafka import ConsumerRebalanceListener, KafkaConsumer
-from kafka_balancer.consumer.kafka_adapter import LoadAwareAssignor
+from kafka_balancer.consumer.kafka_adapter import LoadAwareAssignor, keep_join_pending
 from kafka_balancer.consumer.loads import LiveLoads
 
 
@@ -53,7 +54,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--idle-exit-s", type=float, default=0.0)
     p.add_argument("--process-ms", type=float, default=0.0, help="simulated processing time per record")
     p.add_argument("--live-loads", action="store_true")
+    p.add_argument("--log-level", default="WARNING", help="Python logging level on stderr (DEBUG shows kafka-python's "
+                   "group protocol)")
     args = p.parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s.%(msecs)03d %(threadName)s %(name)s %(levelname)s %(message)s",
+                        datefmt="%H:%M:%S")
     loads = LiveLoads(args.bootstrap, args.group, [args.topic], interval_s=2.0) if args.live_loads else None
     assignor = LoadAwareAssignor(args.strategy, protocol=args.protocol, loads=loads, capacity=args.capacity)
     consumer = KafkaConsumer(
@@ -62,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         session_timeout_ms=args.session_ms, heartbeat_interval_ms=args.heartbeat_ms,
         client_id=f"worker-{args.out.rsplit('/', 1)[-1]}",
     )
+    keep_join_pending(consumer)
     stop = {"flag": False}
     signal.signal(signal.SIGTERM, lambda *_: stop.update(flag=True))
     last = time.monotonic()

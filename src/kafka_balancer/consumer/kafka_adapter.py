@@ -12,6 +12,8 @@ SyncGroup (the client-side assignment protocol of seed 002).
   ``[COOPERATIVE]`` makes the consumer keep its partitions across JoinGroup, revoke only the ones
   missing from its new assignment, and rejoin at once when it revoked any. So ``protocol="cooperative"``
   returns round one (moving partitions withheld) and the follow-up rebalance delivers them.
+* :func:`keep_join_pending` works around a kafka-python 3.0.x bug that can leave the group leader
+  out of the group for good; call it on every ``KafkaConsumer`` that uses these assignors.
 
 Example (no broker needed; ``members`` as kafka-python hands them to the leader):
     >>> from types import SimpleNamespace as NS
@@ -44,6 +46,40 @@ from kafka_balancer.consumer.userdata import decode_user_data, encode_user_data
 
 log = logging.getLogger(__name__)
 SUBSCRIPTION_VERSION = 1  # carries owned_partitions
+
+
+def keep_join_pending(consumer: Any) -> bool:
+    """Make ``consumer`` finish a rebalance it started (workaround for kafka-python 3.0.x).
+
+    kafka-python 3.0.12 drives JoinGroup/SyncGroup as a task on its IO thread; ``consumer.poll()``
+    waits for it only while ``coordinator.need_rejoin()`` is true, and leaves it in flight when the
+    poll times out. When the rebalance was started by a metadata change the leader saw
+    (``assignment_snapshot != metadata_snapshot``, e.g. a topic whose partitions were not known at
+    the first assignment, or partitions added), nothing else keeps ``need_rejoin()`` true:
+    ``_perform_assignment`` sets ``assignment_snapshot = metadata_snapshot`` while the task runs. If
+    the poll timed out before the SyncGroup answer was consumed, every later poll skips the group
+    and the finished task is never read: the member never applies its assignment, its heartbeat
+    stays disabled (it is off during a join), and the broker drops it after the session timeout. It
+    stays subscribed, consuming nothing, forever. Java's client loops on ``rejoinNeededOrPending()``
+    (rejoin needed *or a join in flight*); this restores that: ``need_rejoin()`` is also true while
+    ``coordinator.rejoining`` (set before JoinGroup, cleared when the join completed).
+
+    Returns False (and changes nothing) when the consumer's coordinator does not look like 3.0.x's.
+    """
+    coord = getattr(consumer, "_coordinator", None)
+    if coord is None or not hasattr(coord, "rejoining") or not callable(getattr(coord, "need_rejoin", None)):
+        log.warning("keep_join_pending: unknown kafka-python coordinator %r; not patched", type(coord))
+        return False
+    if getattr(coord, "_kb_keep_join_pending", False):
+        return True
+    plain = coord.need_rejoin
+
+    def need_rejoin() -> bool:
+        return bool(plain()) or bool(coord.rejoining)
+
+    coord.need_rejoin = need_rejoin
+    coord._kb_keep_join_pending = True
+    return True
 
 
 class LoadAwareAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
