@@ -21,7 +21,7 @@ from kafka.admin import NewTopic
 
 from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer
 from kafka_balancer.consumer.assignors import run as run_strategy
-from kafka_balancer.consumer.kafka_adapter import LoadAwareAssignor
+from kafka_balancer.consumer.kafka_adapter import LoadAwareAssignor, keep_join_pending
 from kafka_balancer.consumer.loads import LiveLoads
 from kafka_balancer.consumer.problem import problem_from_arrays
 from kafka_balancer.consumer.result import lower_bound
@@ -49,7 +49,7 @@ class _Member(threading.Thread):
     """A consumer in a thread: records (partition, offset) and rebalance events."""
 
     def __init__(self, name: str, bootstrap: str, group: str, topic: str, assignor: LoadAwareAssignor,
-                 commit: bool = True) -> None:
+                 commit: bool = True, **configs: Any) -> None:
         super().__init__(name=name, daemon=True)
         self.assignor = assignor
         self.seen: set[tuple[int, int]] = set()
@@ -58,7 +58,8 @@ class _Member(threading.Thread):
         self.commit = commit
         self.consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
                                       auto_offset_reset="earliest", partition_assignment_strategy=[assignor],
-                                      client_id=name, **FAST)
+                                      client_id=name, **{**FAST, **configs})
+        keep_join_pending(self.consumer)
         member = self
 
         class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
@@ -290,3 +291,76 @@ def test_locate_and_advise_on_a_live_group(kafka_cluster: Any, members: list[_Me
     assert adv["members"] == 1 and adv["partitions"] == 6 and adv["lag"] == 0
     assert adv["divisor_counts"] == {"m_minus_z": 1, "m_plus_z": 2}
     assert adv["throughput_count"] == 1  # nothing is arriving
+
+
+class _SlowAssignor(LoadAwareAssignor):
+    """Takes longer than one ``poll(timeout_ms=100)`` to assign (as ``balanced`` can on a big group)."""
+
+    def assign(self, cluster: Any, members: list[Any]) -> dict[str, Any]:
+        time.sleep(0.6)
+        return super().assign(cluster, members)
+
+
+def test_leader_completes_a_rebalance_started_by_new_partitions(kafka_cluster: Any, members: list[_Member]) -> None:
+    # kafka-python 3.0.12: a rebalance the leader starts because its metadata changed is dropped when
+    # poll() times out mid-assignment (see keep_join_pending); the member then never gets the new
+    # partitions and is expelled after the session timeout. Partitions added to the topic trigger it.
+    from kafka.admin import NewPartitions
+
+    admin = kafka_cluster.admin()
+    topic, group = "kb-consumer-grow", "kb-grow-group"
+    _topic(admin, topic, 2)
+    produced = _produce(kafka_cluster.bootstrap, topic, [20, 20])
+    m = _Member("grow-0", kafka_cluster.bootstrap, group, topic, _SlowAssignor("roundrobin"), metadata_max_age_ms=500)
+    members.append(m)
+    m.start()
+    _wait(lambda: m.owned() == {0, 1} and len(m.seen) >= 40, 60, "2 partitions consumed")
+    admin.create_partitions({topic: NewPartitions(total_count=4)})
+    time.sleep(1)
+    produced = _produce(kafka_cluster.bootstrap, topic, [20, 20, 20, 20])
+    try:
+        _wait(lambda: m.owned() == {0, 1, 2, 3}, 30, "the leader to assign itself the new partitions")
+    finally:
+        print("events:", [(e[0], sorted(e[2])) for e in m.events])
+    _wait(lambda: len(m.seen) >= 40 + sum(produced.values()), 30, "all consumed")
+    assert len(m.seen) == 40 + sum(produced.values())
+
+
+def test_workers_on_a_just_created_topic_all_get_partitions(kafka_cluster: Any, tmp_path: Path) -> None:
+    # bench/consumer_real.py's start: 6 group_worker processes 0.3 s apart on a topic created just now;
+    # the first one (leader) may not know the topic's partitions at its first assignment
+    admin = kafka_cluster.admin()
+    topic, group = "kb-consumer-fresh", "kb-fresh-group"
+    admin.create_topics([NewTopic(topic, num_partitions=12, replication_factor=2)])
+    outs = [tmp_path / f"w{i}.log" for i in range(6)]
+    procs = []
+    for out in outs:
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "kafka_balancer.consumer.group_worker", "--bootstrap", kafka_cluster.bootstrap,
+             "--group", group, "--topic", topic, "--out", str(out), "--strategy", "roundrobin",
+             "--session-ms", "6000", "--heartbeat-ms", "1000", "--log-level", "INFO"],
+            stdout=subprocess.DEVNULL, stderr=open(str(out) + ".err", "w")))  # noqa: SIM115
+        time.sleep(0.3)
+
+    def has_partitions(out: Path) -> bool:
+        return out.exists() and any(e.startswith("# assigned") and len(e.split()) > 3 for e in _read_worker(out)[1])
+
+    try:
+        try:
+            _wait(lambda: all(has_partitions(o) for o in outs), 60, "every worker to get partitions")
+        except AssertionError:
+            for o in outs:
+                if not has_partitions(o):
+                    print(o, _read_worker(o)[1] if o.exists() else "no output",
+                          Path(str(o) + ".err").read_text()[-3000:])
+            raise
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
