@@ -8,7 +8,8 @@ partitions and Zipf-skewed produce rates, six ``group_worker`` processes whose p
 processing time caps their throughput, kills ``k`` of them after the warm-up, and measures from the
 kill on: throughput, end-to-end latency p50/p99 (consume time − producer timestamp), max lag
 (sampled with the admin API every second), recovery time (kill → last assignment), and
-produced = consumed (unique partition/offset pairs).
+produced = consumed (unique partition/offset pairs). Each worker's record log and its stderr
+(kafka-python's INFO log) stay in the printed work directory.
 """
 
 from __future__ import annotations
@@ -71,7 +72,10 @@ def one_run(bootstrap: str, admin: Any, strategy: str, killed: int, run_id: int,
             cmd += ["--protocol", protocol]
         if name == "balanced":
             cmd.append("--live-loads")
-        procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        # kafka-python's INFO log (joins, elected leader, assignments set) stays next to the worker's log
+        cmd += ["--log-level", "INFO"]
+        with open(out.with_suffix(".err"), "w") as err:
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err))
         time.sleep(0.3)
     stop, sent = threading.Event(), [0]
     lags: list[tuple[float, int]] = []
@@ -168,6 +172,7 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="consumer-real-"))
+    print(f"worker logs (<run>-w<i>.log, stderr in <run>-w<i>.err): {work}", flush=True)
     cluster = LocalCluster(work / "cluster", ClusterSpec(brokers=3, controllers=1, brokers_per_host=1, heap_mb=256),
                            base_port=None)
     rows = []
