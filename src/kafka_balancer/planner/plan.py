@@ -37,7 +37,7 @@ from kafka_balancer.planner.strategies import compact, evacuate, leadership, pol
 # paper's order) is the fallback. A narrower aim helps where capacities differ and γ is measured around
 # the arithmetic mean of utilisations.
 ATTEMPTS = ((0.97, True), (0.97, False), (0.9, True), (0.9, False), (0.75, False))
-POLISH_SHARE = 1.4
+POLISH_SHARE = 1.5
 
 
 @dataclass(frozen=True)
