@@ -101,10 +101,17 @@ def one_run(bootstrap: str, admin: Any, strategy: str, killed: int, run_id: int,
             time.sleep(1)
         stop.set()
         prod.join(timeout=20)
-        drain_deadline = time.time() + 60
+        # drain: until everything produced is consumed, or nothing moves for 30 s (at most 10 minutes); a
+        # backlog left by 5 killed members takes a minute or more for the survivor
         total = sent[0]
-        while time.time() < drain_deadline:
-            if len(_seen(outs)) >= total:
+        last, last_t, hard = -1, time.time(), time.time() + 600
+        while time.time() < hard:
+            n = len(_seen(outs))
+            if n >= total:
+                break
+            if n > last:
+                last, last_t = n, time.time()
+            elif time.time() - last_t > 30:
                 break
             time.sleep(1)
     finally:
@@ -168,9 +175,20 @@ def main() -> int:
     ap.add_argument("--warmup-s", type=float, default=15.0)
     ap.add_argument("--after-s", type=float, default=35.0)
     ap.add_argument("--out", default="out/consumer-real")
+    ap.add_argument("--render", default="", help="only render these results.json files (comma-separated; a later "
+                    "file's (strategy, killed) rows replace an earlier one's) into --out")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.render:
+        merged: dict[tuple[str, int], dict[str, Any]] = {}
+        for f in args.render.split(","):
+            for r in json.loads(Path(f).read_text()):
+                merged[r["strategy"], r["killed"]] = r
+        order = {s: i for i, s in enumerate(dict.fromkeys(r["strategy"] for r in merged.values()))}
+        rows = sorted(merged.values(), key=lambda r: (r["killed"], order[r["strategy"]]))
+        _write(rows, out, f"merged from {args.render} (each file written by this script)")
+        return 0
     work = Path(tempfile.mkdtemp(prefix="consumer-real-"))
     print(f"worker logs (<run>-w<i>.log, stderr in <run>-w<i>.err): {work}", flush=True)
     cluster = LocalCluster(work / "cluster", ClusterSpec(brokers=3, controllers=1, brokers_per_host=1, heap_mb=256),
@@ -190,11 +208,20 @@ def main() -> int:
         admin.close()
     finally:
         cluster.down(wipe=True)
-    (out / "results.json").write_text(json.dumps(rows, indent=2))
-    lines = [
+    _write(
+        rows,
+        out,
         f"Command: `.venv/bin/python bench/consumer_real.py --strategies {args.strategies} --kills {args.kills} "
         f"--after-s {args.after_s:g} --out {args.out}` (3-broker local cluster, 12 partitions, Zipf rates "
         f"{args.rate:g} msg/s in all, {args.process_ms:g} ms per record per worker; 2 shared cores).",
+    )
+    return 0
+
+
+def _write(rows: list[dict[str, Any]], out: Path, head: str) -> None:
+    (out / "results.json").write_text(json.dumps(rows, indent=2))
+    lines = [
+        head,
         "",
         "| killed | strategy | thr msg/s (arrival) | p50 s | p99 s | max lag | recovery s | produced | lost |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -208,7 +235,6 @@ def main() -> int:
     (out / "results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     _plot(rows, out / "consumer-real.png")
-    return 0
 
 
 def _plot(rows: list[dict[str, Any]], path: Path) -> None:
