@@ -86,7 +86,8 @@ def _rows_by_broker(snap: Snapshot) -> list[np.ndarray]:
     brokers = snap.replicas[rows, cols]
     order = np.argsort(brokers, kind="stable")
     cuts = np.searchsorted(brokers[order], np.arange(snap.n_brokers + 1))
-    return [rows[order][cuts[i] : cuts[i + 1]] for i in range(snap.n_brokers)]
+    rows_sorted = rows[order]
+    return [rows_sorted[cuts[i] : cuts[i + 1]] for i in range(snap.n_brokers)]
 
 
 def _min_bytes_carrying(snap: Snapshot, rows: np.ndarray, amount: float, disk: np.ndarray, r: int = NW_IN) -> float:

@@ -142,12 +142,16 @@ class _Outcome:
     by_gain_per_byte: bool
     relaxed: bool
     exact: bool = False
+    cached_residual: float | None = None
 
     def metrics(self, cfg: _Settings) -> Metrics:
         return evaluate(self.st.snap.with_assignment(self.st.rep, self.st.ldr), cfg.theta, cfg.eps)
 
     def residual(self, cfg: _Settings) -> float:
-        return _residual(self.metrics(cfg))
+        """Distance from the goals of the state as it is now (cached: read before any polishing)."""
+        if self.cached_residual is None:
+            self.cached_residual = _residual(self.metrics(cfg))
+        return self.cached_residual
 
 
 def plan(
@@ -183,6 +187,7 @@ def plan(
     cfg = _Settings(theta, eps, tighten_leaders, polish_share, lower, compact_moves, before, progress)
     best: _Outcome | None = None
     proofs: list[str] | None = None
+    hot = bounds.partition_infeasibility(snap, eps)
     attempts = ATTEMPTS if margin is None else ((margin, True), (margin, False))
     for m, by_bytes in attempts:
         out = _search(snap, cfg, m, by_bytes, False, t0, time_limit)
@@ -192,7 +197,7 @@ def plan(
             break
         if proofs is None:  # computed only when balance is missed: why, if it cannot be had at all
             proofs = bounds.rack_infeasibility(snap, eps) or bounds.spread_lp_infeasibility(snap, theta, eps)
-        if bounds.brokers_to_add(snap, theta) or proofs:
+        if bounds.brokers_to_add(snap, theta) or proofs or hot:
             break
     assert best is not None
     if ex is not None and ex.replicas is not None and ex.leader is not None:
@@ -201,7 +206,6 @@ def plan(
         cand = _search(snap, cfg, m, True, False, time.monotonic(), time_limit, start=(ex.replicas, ex.leader))
         if _better(cand, best, snap, cfg):
             best = cand
-    hot = bounds.partition_infeasibility(snap, eps)
     # Relaxed pass on the best attempt, when balance was missed and spreading can help: not when single
     # partitions are too hot for any broker. It may take as long again as planning did.
     if best.residual(cfg) > 0 and not hot and time.monotonic() < t0 + time_limit:
