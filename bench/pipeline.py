@@ -2,20 +2,26 @@
 
 Sample sets come from ``kafka_balancer.sim.samples`` (Parquet, one folder per record type): clusters with
 100 partitions per broker, RF 3, 6 windows of 5 minutes sampled every ``--interval-s`` (20 s: 91 rounds),
-from about 1M rows up to about 64M rows (about 1,000 brokers and 100,000 partitions sampled every 30 s:
-issue 4's 60M case).
+from about 1M rows up to the 1,000-broker, 100,900-partition cluster sampled every 30 s (the issue's "60M"
+case: about 50M rows with this simulator). A size is ``TARGET`` (millions of rows) or ``pPARTITIONS``
+(a cluster of that many partitions, 100 per broker), optionally ``:INTERVAL_S`` (``p100900:30`` is the
+1,000-broker case).
 
-For each size:
+For each size, in this order:
 
+* **start-up**: JVM + SparkSession up (``spark.range(1).count()``), on a fresh JVM;
 * **spark end to end**: ``run_batch`` (read Parquet, window aggregates, rates, loads, completeness, CPU fit
-  and split, snapshot written and validated, window tables written as Parquet), on a fresh local[2]
-  session (JVM start excluded, first action included);
-* **spark aggregation**: only the first stage (window aggregates of every record type, counted);
+  and split, snapshot written and validated, window tables written as Parquet), right after start-up;
+  a user's run takes start-up + end to end;
+* **spark aggregation**: only the first stage (window aggregates of every record type, counted), after;
 * **pandas aggregation**: the same first stage with pandas ``groupby`` on the same Parquet files
   (read included), single-threaded. Skipped above ``--pandas-max`` rows (memory).
 
-    .venv/bin/python bench/pipeline.py --sizes 1,4,16,64 --write-doc
-    .venv/bin/python bench/pipeline.py --sizes "" --whatif 100 --write-doc   # the θ × ε what-if sweep
+The load averages (``/proc/loadavg``) before and after each measurement are recorded with it: the machine
+is shared.
+
+    .venv/bin/python bench/pipeline.py --sizes p2100,p4200,p16900,p100900:30 --write-doc
+    .venv/bin/python bench/pipeline.py --sizes "" --whatif 1000 --write-doc   # the θ × ε what-if sweep
 
 Results are kept in docs/pipeline-bench/ (throughput.json, whatif.csv, whatif-summary.csv, whatif.png);
 ``--write-doc`` rewrites the ``## Pipeline`` section of docs/benchmarks.md from whatever is there.
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import shutil
 import sys
 import tempfile
@@ -43,22 +50,41 @@ W_MS = 300_000
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "pipeline-bench"
 
 
-ROWS_PER_PARTITION_ROUND = 10.4  # partition + 3 replicas + group offsets + topic-broker share (measured)
+ROWS_PER_PARTITION_ROUND = 6.0  # partition + 3 replicas + group offsets + topic-broker share (about)
 
 
-def make_samples(target_m: float, out: Path, interval_s: int = 20, seed: int = 0) -> tuple[int, int, int]:
+def make_samples(target_m: float, out: Path, interval_s: int = 20, seed: int = 0,
+                 partitions: int | None = None) -> tuple[int, int, int]:
+    """A sample set of about ``target_m`` million rows, or of a cluster of ``partitions`` partitions."""
     from kafka_balancer.sim.cluster import ClusterSpec, generate
     from kafka_balancer.sim.samples import SampleSpec, iter_rounds, write_parquet
 
     rounds = 6 * 300 // interval_s + 1
-    partitions = round(target_m * 1e6 / rounds / ROWS_PER_PARTITION_ROUND / 100) * 100
+    if partitions is None:
+        partitions = round(target_m * 1e6 / rounds / ROWS_PER_PARTITION_ROUND / 100) * 100
     brokers = max(6, partitions // 100)
     spec = ClusterSpec(brokers=brokers, racks=min(10, max(3, brokers // 100)), topics=max(10, partitions // 50),
                        partitions=partitions, rf=(3,), rf_weights=(1.0,), name=f"bench-{partitions}")
+    meta = out / "bench-meta.json"
+    if meta.exists():  # the same set from an earlier run (--workdir)
+        import orjson
+
+        m = orjson.loads(meta.read_bytes())
+        if (m["partitions"], m["interval_s"], m["seed"]) == (partitions, interval_s, seed):
+            return int(m["rows"]), int(m["brokers"]), int(m["partitions"])
     snap = generate(spec, seed=seed)
     _truth, it = iter_rounds(snap, SampleSpec(cluster="bench", windows=6, interval_ms=interval_s * 1000), seed=seed)
     rows = write_parquet(tqdm(it, total=rounds, desc=f"generate {partitions} partitions", leave=False), out)
+    import orjson
+
+    meta.write_bytes(orjson.dumps({"rows": rows, "brokers": brokers, "partitions": partitions,
+                                   "interval_s": interval_s, "seed": seed}))
     return rows, brokers, partitions
+
+
+def loadavg() -> str:
+    """The 1, 5 and 15 minute load averages, as ``uptime`` shows them."""
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def pandas_aggregation(d: Path) -> float:
@@ -99,59 +125,110 @@ def spark_run(d: Path, driver_memory: str, shuffle: int) -> dict[str, Any]:
     from kafka_balancer.pipeline.read import read_samples_by_type
     from kafka_balancer.pipeline.session import get_spark, spark_conf
 
+    load0 = loadavg()
+    t0 = time.perf_counter()
     spark = get_spark(spark_conf(driver_memory=driver_memory, shuffle_partitions=shuffle))
     try:
         spark.range(1).count()  # JVM up
-        t0 = time.perf_counter()
-        by_type = read_samples_by_type(spark, d)
-        n = 0
-        for t, df in by_type.items():
-            n += AGGREGATORS[t](df, W_MS).agg(F.count(F.lit(1))).first()[0]
-        t_agg = time.perf_counter() - t0
+        t_start = time.perf_counter() - t0
         out = d / "out"
+        shutil.rmtree(out, ignore_errors=True)
+        load1 = loadavg()
         t0 = time.perf_counter()
         res = run_batch(spark, d, PipelineConfig(window_ms=W_MS, windows=6), out=out / "snap.json",
                         tables_dir=out / "tables", report_path=out / "report.json")
         t_e2e = time.perf_counter() - t0
-        return {"agg_s": t_agg, "e2e_s": t_e2e, "valid_ratio": res.report["valid_ratio"],
-                "cpu_fitted": res.cpu_model.fitted, "agg_rows": n}
+        load2 = loadavg()
+        res.release()
+        t0 = time.perf_counter()
+        by_type = read_samples_by_type(spark, d)
+        n = 0
+        for t, df in by_type.items():
+            n += AGGREGATORS[t](df, W_MS, False).agg(F.count(F.lit(1))).first()[0]
+        t_agg = time.perf_counter() - t0
+        return {"startup_s": t_start, "e2e_s": t_e2e, "agg_s": t_agg, "valid_ratio": res.report["valid_ratio"],
+                "cpu_fitted": res.cpu_model.fitted, "agg_rows": n, "load_start": load0, "load_e2e": [load1, load2],
+                "load_agg": loadavg()}
     finally:
         spark.stop()
 
 
+def spark_run_fresh(d: Path, driver_memory: str, shuffle: int) -> dict[str, Any]:
+    """:func:`spark_run` in a new Python process, so that every size starts its own JVM (``SparkSession``
+    reuses the JVM of its process after ``stop()``)."""
+    import subprocess
+
+    import orjson
+
+    out = subprocess.run(
+        [sys.executable, __file__, "--spark-one", str(d), "--driver-memory", driver_memory,
+         "--shuffle-partitions", str(shuffle)],
+        check=True, stdout=subprocess.PIPE,
+    ).stdout
+    result: dict[str, Any] = orjson.loads(out.strip().splitlines()[-1])
+    return result
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="1,4,16,64", help="target millions of rows")
+    ap.add_argument("--spark-one", default=None, help=argparse.SUPPRESS)  # one spark_run, JSON on stdout
+    ap.add_argument("--sizes", default="p2100,p4200,p16900,p100900:30",
+                    help="target millions of rows (or pPARTITIONS), each optionally :INTERVAL_S (default "
+                         "--interval-s)")
     ap.add_argument("--pandas-max", type=float, default=20.0, help="skip pandas above this many million rows")
     ap.add_argument("--interval-s", type=int, default=20, help="sampling interval of the simulated collector")
     ap.add_argument("--driver-memory", default="3g")
     ap.add_argument("--shuffle-partitions", type=int, default=8)
     ap.add_argument("--workdir", default=None, help="where sample sets go (default: a temp dir, removed)")
     ap.add_argument("--whatif", type=int, default=0, help="also run the θ × ε what-if sweep on N clusters")
-    ap.add_argument("--steps", type=int, default=2, help="what-if drift steps")
+    ap.add_argument("--steps", type=int, default=1, help="what-if drift steps")
+    ap.add_argument("--thetas", default="0.6,0.8,0.95", help="what-if θ grid")
+    ap.add_argument("--epss", default="0.02,0.05,0.1,0.2,0.4", help="what-if ε grid")
+    ap.add_argument("--sim", default="tiny", choices=("tiny", "small"), help="what-if cluster size")
+    ap.add_argument("--time-limit", type=float, default=0.5, help="what-if planner time limit per plan (s)")
     ap.add_argument("--write-doc", action="store_true", help="write the results into docs/benchmarks.md")
     args = ap.parse_args()
+    if args.spark_one:
+        import orjson
+
+        res = spark_run(Path(args.spark_one), args.driver_memory, args.shuffle_partitions)
+        sys.stdout.write(orjson.dumps(res).decode() + "\n")
+        return 0
     RESULTS.mkdir(parents=True, exist_ok=True)
     if args.whatif:
-        run_whatif(args.whatif, args.steps)
+        thetas = tuple(float(x) for x in args.thetas.split(","))
+        epss = tuple(float(x) for x in args.epss.split(","))
+        run_whatif(args.whatif, args.steps, thetas, epss, args.sim, args.time_limit)
     rows_out = []
-    sizes = [float(x) for x in args.sizes.split(",") if x.strip()]
+    sizes = []
+    for x in (x.strip() for x in args.sizes.split(",")):
+        if x:
+            target, _, iv = x.partition(":")
+            sizes.append((target, int(iv) if iv else args.interval_s))
     base = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="kb-bench-pipeline-"))
     try:
-        for size in sizes:
-            d = base / f"s{size:g}"
-            shutil.rmtree(d, ignore_errors=True)
+        for size, interval_s in sizes:
+            d = base / f"s{size}-{interval_s}"
+            if not args.workdir:
+                shutil.rmtree(d, ignore_errors=True)
             t0 = time.perf_counter()
-            rows, brokers, partitions = make_samples(size, d, args.interval_s)
+            if size.startswith("p"):  # a cluster size: pPARTITIONS
+                rows, brokers, partitions = make_samples(0.0, d, interval_s, partitions=int(size[1:]))
+            else:
+                rows, brokers, partitions = make_samples(float(size), d, interval_s)
             gen_s = time.perf_counter() - t0
-            sp = spark_run(d, args.driver_memory, args.shuffle_partitions)
+            sp = spark_run_fresh(d, args.driver_memory, args.shuffle_partitions)
+            load_pd = loadavg()
             pd_s = pandas_aggregation(d) if rows / 1e6 <= args.pandas_max else float("nan")
-            r = {"rows": rows, "brokers": brokers, "partitions": partitions, "gen_s": gen_s, **sp, "pandas_s": pd_s}
+            r = {"rows": rows, "brokers": brokers, "partitions": partitions, "interval_s": interval_s,
+                 "gen_s": gen_s, **sp, "pandas_s": pd_s, "load_pandas": [load_pd, loadavg()],
+                 "command": "bench/pipeline.py " + " ".join(sys.argv[1:])}
             rows_out.append(r)
-            print(f"{rows:>11,} rows ({brokers} brokers, {partitions} partitions): spark e2e {sp['e2e_s']:.1f} s "
-                  f"= {rows / sp['e2e_s'] / 1e6:.2f} M rows/s; spark agg {sp['agg_s']:.1f} s; pandas agg "
-                  f"{pd_s:.1f} s; valid {sp['valid_ratio']:.3f}", flush=True)
-            shutil.rmtree(d, ignore_errors=True)
+            print(f"{rows:>11,} rows ({brokers} brokers, {partitions} partitions): start-up {sp['startup_s']:.1f} s; "
+                  f"spark e2e {sp['e2e_s']:.1f} s = {rows / sp['e2e_s'] / 1e6:.2f} M rows/s (load {sp['load_e2e']}); "
+                  f"spark agg {sp['agg_s']:.1f} s; pandas agg {pd_s:.1f} s; valid {sp['valid_ratio']:.3f}", flush=True)
+            if not args.workdir:
+                shutil.rmtree(d, ignore_errors=True)
     finally:
         if not args.workdir:
             shutil.rmtree(base, ignore_errors=True)
@@ -160,34 +237,33 @@ def main() -> int:
 
         # Merged with earlier runs (one row per cluster size; a new run replaces the same size).
         path = RESULTS / "throughput.json"
-        old = orjson.loads(path.read_bytes()) if path.exists() else {"commands": [], "rows": []}
-        keep = [r for r in old["rows"] if r["partitions"] not in {x["partitions"] for x in rows_out}]
-        cmds = [*old.get("commands", []), "bench/pipeline.py " + " ".join(sys.argv[1:])]
+        old = orjson.loads(path.read_bytes()) if path.exists() else {"rows": []}
+        # Rows of the old job structure (no start-up time) are not comparable: dropped.
+        keep = [r for r in old["rows"] if "startup_s" in r and r["rows"] not in {x["rows"] for x in rows_out}]
         path.write_bytes(orjson.dumps(
-            {"commands": cmds, "rows": sorted(keep + rows_out, key=lambda r: r["rows"])},
+            {"rows": sorted(keep + rows_out, key=lambda r: r["rows"])},
             option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
     if args.write_doc:
         write_doc()
     return 0
 
 
-THETAS = (0.6, 0.7, 0.8, 0.95)
-EPSS = (0.02, 0.05, 0.1, 0.3)
-
-
-def run_whatif(clusters: int, steps: int) -> None:
-    from kafka_balancer.pipeline.fleet import plot_sweep, sweep_summary, whatif_sweep
+def run_whatif(clusters: int, steps: int, thetas: tuple[float, ...], epss: tuple[float, ...], sim: str,
+               time_limit: float) -> None:
+    import kafka_balancer
+    from kafka_balancer.pipeline.fleet import CLUSTER_MAKERS, plot_sweep, sweep_summary, whatif_sweep
     from kafka_balancer.pipeline.session import get_spark, spark_conf
 
     spark = get_spark(spark_conf(driver_memory="1g", shuffle_partitions=4))
+    load0 = loadavg()
     try:
         t0 = time.perf_counter()
         with tqdm(total=clusters, desc="what-if clusters") as bar:
             def advance(n: int) -> None:
                 bar.update(n)
 
-            table = whatif_sweep(spark, clusters, THETAS, EPSS, steps=steps, chunks=max(1, clusters // 25),
-                                 progress=advance)
+            table = whatif_sweep(spark, clusters, thetas, epss, steps=steps, chunks=max(1, clusters // 25),
+                                 progress=advance, make_cluster=CLUSTER_MAKERS[sim], time_limit=time_limit)
         secs = time.perf_counter() - t0
     finally:
         spark.stop()
@@ -195,9 +271,19 @@ def run_whatif(clusters: int, steps: int) -> None:
     summary = sweep_summary(table)
     summary.to_csv(RESULTS / "whatif-summary.csv", index=False)
     plot_sweep(summary, str(RESULTS / "whatif.png"))
-    (RESULTS / "whatif-meta.txt").write_text(
-        f"clusters={clusters} steps={steps} plans={clusters * len(THETAS) * len(EPSS) * (steps + 1)} "
-        f"seconds={secs:.0f}\n")
+    plans = clusters * len(thetas) * len(epss) * (steps + 1)
+    import orjson
+
+    (RESULTS / "whatif-meta.json").write_bytes(orjson.dumps({
+        "clusters": clusters, "sim": sim, "steps": steps, "thetas": thetas, "epss": epss, "time_limit": time_limit,
+        "plans": plans, "seconds": secs, "load_start": load0, "load_end": loadavg(),
+        "brokers": [int(table["brokers"].min()), int(table["brokers"].max())],
+        "partitions": [int(table["partitions"].min()), int(table["partitions"].max())],
+        "planner_from": str(Path(kafka_balancer.__file__).parent),
+        "pythonpath": os.environ.get("PYTHONPATH"),
+        "command": "bench/pipeline.py " + " ".join(sys.argv[1:]),
+    }, option=orjson.OPT_INDENT_2))
+    print(f"{clusters} clusters, {plans} plans in {secs:.0f} s ({secs / plans * 1000:.0f} ms per plan on 2 cores)")
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
 
 
@@ -209,94 +295,132 @@ def write_doc() -> None:
     lines = ["## Pipeline", ""]
     tp = RESULTS / "throughput.json"
     if tp.exists():
-        doc = orjson.loads(tp.read_bytes())
-        lines += _throughput_lines(doc["rows"], doc["commands"])
+        lines += _throughput_lines(orjson.loads(tp.read_bytes())["rows"])
     summ = RESULTS / "whatif-summary.csv"
-    if summ.exists():
-        lines += _whatif_lines(pd.read_csv(summ), (RESULTS / "whatif-meta.txt").read_text().strip())
+    meta = RESULTS / "whatif-meta.json"
+    if summ.exists() and meta.exists():
+        lines += _whatif_lines(pd.read_csv(summ), orjson.loads(meta.read_bytes()))
     write_section("PIPELINE", "\n".join(lines) + "\n")
     print("wrote docs/benchmarks.md (## Pipeline)")
 
 
-def _whatif_lines(s: pd.DataFrame, meta: str) -> list[str]:
+def _whatif_lines(s: pd.DataFrame, meta: dict[str, Any]) -> list[str]:
+    thetas = sorted(s["theta"].unique())
+    epss = sorted(s["eps"].unique())
+    e_lo, e_hi = epss[0], epss[-1]
+    t_lo, t_hi = thetas[0], thetas[-1]
+    secs = meta["seconds"]
     lines = [
         "### What-if: θ × ε (seed 001 §3.2)",
         "",
-        f"Command: `.venv/bin/python bench/pipeline.py --sizes '' --whatif N --write-doc` ({meta}); the same "
-        "sweep as `kafka-balancer fleet --whatif N`. Each simulated cluster (6..12 brokers, 60..240 partitions, "
-        "Kafka's placement) is planned for every (θ, ε), then goes through drift steps (every partition's load "
-        "× log-normal, σ 0.15) with a re-plan after each. Means over clusters: moves and bytes per drift step "
-        "(thrash), σ and the hottest broker after the re-plan, and the share of steps after which the cluster "
-        "misses the reference goals θ 0.8 / ε 0.1 (sluggish). Plot: `docs/pipeline-bench/whatif.png`.",
+        f"Command: `{'PYTHONPATH=' + meta['pythonpath'] + ' ' if meta.get('pythonpath') else ''}"
+        f".venv/bin/python {meta['command']}` ({meta['clusters']} clusters, {meta['plans']:,} plans in "
+        f"{secs / 60:.1f} min = {secs / meta['clusters']:.2f} s per cluster and {1000 * secs / meta['plans']:.0f} ms "
+        f"per plan on local[2]; load average {meta['load_start']} at the start, {meta['load_end']} at the end). "
+        "`kafka-balancer fleet --whatif N --thetas ... --epss ... --steps 1` runs the same sweep. Each simulated "
+        f"cluster ({meta['sim']}: {meta['brokers'][0]}..{meta['brokers'][1]} brokers, "
+        f"{meta['partitions'][0]}..{meta['partitions'][1]} partitions, Kafka's placement) is generated on a Spark "
+        "worker from its seed (`mapInPandas`, one cluster at a time), planned for every (θ, ε), then goes through "
+        f"{meta['steps']} drift step(s) (every partition's load × log-normal, σ 0.15) with a re-plan after each "
+        f"(planner time limit {meta['time_limit']:g} s per plan). Means over clusters: moves and bytes per drift "
+        "step (thrash), σ and the hottest broker after the re-plan, and the share of drift steps after which the "
+        "cluster misses the reference goals θ 0.8 / ε 0.1 (sluggish). Plot: `docs/pipeline-bench/whatif.png`; "
+        "per-cluster rows: `docs/pipeline-bench/whatif.csv`."
+        + (f" Planner: {meta['planner_note']}." if meta.get("planner_note") else ""),
         "",
         "| θ | ε | moves / step | replica moves / step | GB / step | σ after | max util after | misses θ0.8/ε0.1 |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in s.sort_values(["theta", "eps"]).to_dict(orient="records"):
         lines.append(
-            f"| {r['theta']:g} | {r['eps']:g} | {r['drift_moves']:.1f} | {r['drift_replica_moves']:.1f} | "
-            f"{r['drift_bytes'] / 1e9:.2f} | {r['drift_sigma']:.4f} | {r['drift_max_util']:.3f} | "
+            f"| {r['theta']:g} | {r['eps']:g} | {r['drift_moves']:.2f} | {r['drift_replica_moves']:.2f} | "
+            f"{r['drift_bytes'] / 1e9:.1f} | {r['drift_sigma']:.4f} | {r['drift_max_util']:.3f} | "
             f"{100 * r['ref_miss']:.0f} % |"
         )
-    e_lo, e_hi = s["eps"].min(), s["eps"].max()
-    t_lo, t_hi = s["theta"].min(), s["theta"].max()
 
     def at(theta: float, eps: float, col: str) -> float:
         return float(s[(s["theta"] == theta) & (s["eps"] == eps)][col].iloc[0])
 
+    parts = []
+    for t in thetas:
+        parts.append(
+            f"at θ {t:g}, ε {e_lo:g} → {e_hi:g} takes the moves per drift step from {at(t, e_lo, 'drift_moves'):.1f} "
+            f"to {at(t, e_hi, 'drift_moves'):.1f} (replica moves {at(t, e_lo, 'drift_replica_moves'):.1f} → "
+            f"{at(t, e_hi, 'drift_replica_moves'):.1f}, {at(t, e_lo, 'drift_bytes') / 1e9:.0f} → "
+            f"{at(t, e_hi, 'drift_bytes') / 1e9:.0f} GB) while the share of steps that miss the reference goals "
+            f"goes from {100 * at(t, e_lo, 'ref_miss'):.0f} % to {100 * at(t, e_hi, 'ref_miss'):.0f} % and σ after "
+            f"re-planning from {at(t, e_lo, 'drift_sigma'):.4f} to {at(t, e_hi, 'drift_sigma'):.4f}"
+        )
     lines += [
         "",
-        f"Reading: ε drives the trade-off. At θ 0.8, going from ε {e_lo:g} to ε {e_hi:g} cuts the moves per drift "
-        f"step from {at(0.8, e_lo, 'drift_moves'):.0f} to {at(0.8, e_hi, 'drift_moves'):.0f} (replica moves "
-        f"{at(0.8, e_lo, 'drift_replica_moves'):.0f} to {at(0.8, e_hi, 'drift_replica_moves'):.1f}, bytes "
-        f"{at(0.8, e_lo, 'drift_bytes') / 1e9:.0f} GB to {at(0.8, e_hi, 'drift_bytes') / 1e9:.0f} GB): with a low "
-        "threshold the planner chases the noise of the drift (thrashing). With the high ε the re-planned "
-        f"cluster misses the reference goals after {100 * at(0.8, e_hi, 'ref_miss'):.0f} % of the steps and σ "
-        f"stays {at(0.8, e_hi, 'drift_sigma') / at(0.8, e_lo, 'drift_sigma'):.1f}× higher (sluggish). θ matters "
-        f"less on these clusters (mean utilisation 0.3-0.7): from θ {t_lo:g} to θ {t_hi:g} the replica moves per "
-        f"step at ε {e_lo:g} fall from {at(t_lo, e_lo, 'drift_replica_moves'):.0f} to "
-        f"{at(t_hi, e_lo, 'drift_replica_moves'):.0f} and the hottest broker after re-planning at ε {e_hi:g} "
-        f"rises from {at(t_lo, e_hi, 'drift_max_util'):.2f} to {at(t_hi, e_hi, 'drift_max_util'):.2f}. "
-        "About 37-42 % of steps miss the reference even with tight goals: on these small, skewed clusters the "
-        "planner (1 s per plan) does not always reach ε 0.1 on all four resources. Only 30 clusters were run "
-        "here (1,440 plans in 363 s on the shared 2 cores), not the thousands the issue names; the same "
-        "command takes any N.",
+        "Reading (numbers from the table): " + "; ".join(parts) + ". Low thresholds re-plan for noise: a "
+        "random drift of every partition's load, which no placement can anticipate, triggers many moves at every "
+        "step (thrashing). High thresholds leave the drifted cluster alone: few moves, but the cluster stays "
+        "outside the reference goals and σ stays higher "
+        f"(sluggishness). θ matters less than ε here: at ε {e_lo:g}, θ {t_lo:g} → {t_hi:g} changes the moves per "
+        f"step from {at(t_lo, e_lo, 'drift_moves'):.1f} to {at(t_hi, e_lo, 'drift_moves'):.1f}; at ε {e_hi:g} the "
+        f"hottest broker after re-planning goes from {at(t_lo, e_hi, 'drift_max_util'):.3f} to "
+        f"{at(t_hi, e_hi, 'drift_max_util'):.3f}. Even the tightest ε misses the reference after "
+        f"{100 * min(at(t, e_lo, 'ref_miss') for t in thetas):.0f} % or more of the steps, and the lowest miss "
+        f"rate in the grid is {100 * float(s['ref_miss'].min()):.0f} %: on clusters this small (a few partitions "
+        "per broker) the planner, stopped by its time limit, does not always bring all four resources within "
+        "ε 0.1 of the mean (not investigated further).",
     ]
     return [*lines, ""]
 
 
-def _throughput_lines(rows: list[dict[str, Any]], commands: list[str]) -> list[str]:
-    cmd = "; ".join(f"`.venv/bin/python {c}`" for c in commands)
+def _rate(rows: float, secs: float) -> str:
+    return f"{rows / secs / 1e6:.2f}"
+
+
+def _throughput_lines(rows: list[dict[str, Any]]) -> list[str]:
+    cmds = sorted({r["command"] for r in rows})
     lines = [
-        f"Commands: {cmd} on this machine (2 cores, shared with other engineers' jobs while measured: "
-        "load average 4-12; Spark local[2], driver memory 3g, 8 shuffle partitions).",
+        "Commands: " + "; ".join(f"`.venv/bin/python {c}`" for c in cmds) + ". Spark local[2] on this machine "
+        "(2 cores, 24 GB, shared: a real-Kafka consumer benchmark and other engineers' jobs ran at the same time; "
+        "the load average at the start of each end-to-end run is in the table, all three in "
+        "`docs/pipeline-bench/throughput.json`), driver memory 3g, 8 shuffle partitions. *Start-up* is a fresh "
+        "JVM and SparkSession; *end to end* is `run_batch` right after it (read, aggregate, rates, loads, "
+        "completeness, CPU fit and split, snapshot built, validated and written, both window tables written); a "
+        "user's run of `kafka-balancer pipeline` takes both. *Aggregation* is the first stage alone, run after.",
         "",
-        "| rows | brokers | partitions | spark end to end (s) | M rows/s | spark aggregation (s) | M rows/s "
-        "| pandas aggregation (s) | M rows/s | floor 1M rows/s |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| rows | brokers | partitions | load avg (1/5/15 min) | start-up (s) | end to end (s) | M rows/s "
+        "| with start-up (s) | M rows/s | spark aggregation (s) | M rows/s | pandas aggregation (s) | M rows/s "
+        "| ≥ 1M rows/s end to end / with start-up |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         missing = r["pandas_s"] is None or np.isnan(r["pandas_s"])
-        pd_rate = "n/a" if missing else f"{r['rows'] / r['pandas_s'] / 1e6:.2f}"
+        pd_rate = "n/a" if missing else _rate(r["rows"], r["pandas_s"])
         pd_s = "not run (memory)" if missing else f"{r['pandas_s']:.1f}"
-        ok = "✓" if r["rows"] / r["e2e_s"] >= 1e6 else "✗"
+        user = r["startup_s"] + r["e2e_s"]
+        ok = ("✓" if r["rows"] / r["e2e_s"] >= 1e6 else "✗") + " / " + ("✓" if r["rows"] / user >= 1e6 else "✗")
         lines.append(
-            f"| {r['rows']:,} | {r['brokers']} | {r['partitions']} | {r['e2e_s']:.1f} | "
-            f"{r['rows'] / r['e2e_s'] / 1e6:.2f} | {r['agg_s']:.1f} | {r['rows'] / r['agg_s'] / 1e6:.2f} | "
-            f"{pd_s} | {pd_rate} | {ok} |"
+            f"| {r['rows']:,} | {r['brokers']} | {r['partitions']} | {r['load_e2e'][0]} | {r['startup_s']:.1f} | "
+            f"{r['e2e_s']:.1f} | {_rate(r['rows'], r['e2e_s'])} | {user:.1f} | {_rate(r['rows'], user)} | "
+            f"{r['agg_s']:.1f} | {_rate(r['rows'], r['agg_s'])} | {pd_s} | {pd_rate} | {ok} |"
         )
+    big = max(rows, key=lambda r: r["rows"])
+    meets = [r for r in rows if r["rows"] / r["e2e_s"] >= 1e6]
+    meets_user = [r for r in rows if r["rows"] / (r["startup_s"] + r["e2e_s"]) >= 1e6]
+    first = ("at " + ", ".join(f"{r['rows']:,}" for r in meets) + " rows") if meets else "at no size"
+    first_user = ("at " + ", ".join(f"{r['rows']:,}" for r in meets_user) + " rows") if meets_user else "at no size"
     lines += [
         "",
-        "Reading: the aggregation stage (Parquet scan + per-window aggregates of every record type) runs at "
-        "1.7-2.4 M rows/s once the data is large, but the end-to-end job stays far below the 1 M rows/s floor: "
-        "the stages after the aggregation (window functions over the per-window tables, the joins of the load "
-        "split and the CPU split, the two summaries collected to the driver, the snapshot built and validated "
-        "in Python, the window tables written) cost about 35 s of fixed overhead on small sets and grow to "
-        "most of the 741 s at 100,900 partitions. The issue's \"60M rows\" case (about 1,000 brokers and "
-        "100k partitions over 6 windows) is 157.5 M rows with this simulator, because its consumer "
-        "groups (about 16 committed-offset records per partition and round) dominate; that is the last row. "
-        "pandas does the same aggregation single-threaded at 1-1.7 M rows/s up to 3.7 M rows; it was not run "
-        "above 20 M rows (memory; `--pandas-max`).",
+        f"Reading: the floor (1M sample rows per second end to end on local[2]) is met {first} for the job "
+        f"itself, and {first_user} when the JVM start-up is counted too. The largest set, "
+        f"{big['rows']:,} rows ({big['brokers']} brokers, {big['partitions']:,} partitions, 6 windows), is the "
+        "issue's \"60M rows\" cluster. (Before this run the simulator wrote a topic_broker record for every "
+        "broker and every topic of the cluster, 157.5M rows for this cluster, 79 % of them topic_broker "
+        "records; a broker has BrokerTopicMetrics series only for the topics it hosts, which the simulator now "
+        "follows; 8.7M of the 157.5M rows were committed offsets.) "
+        "End to end minus the aggregation alone, i.e. roughly the window step, the summaries and the writes, "
+        f"took {min(r['e2e_s'] - r['agg_s'] for r in rows):.0f}-{max(r['e2e_s'] - r['agg_s'] for r in rows):.0f} s: "
+        "it is a fixed cost of about 100 s or more even for 1M rows (dozens of small Spark jobs and stages on "
+        "a loaded machine) and grows with the number of partitions, and it is what keeps the job under the "
+        "floor; the aggregation alone reached "
+        f"{max(r['rows'] / r['agg_s'] for r in rows) / 1e6:.2f}M rows/s. pandas does only the aggregation, "
+        "single-threaded, and was not run above `--pandas-max` rows (memory).",
     ]
     return [*lines, ""]
 
