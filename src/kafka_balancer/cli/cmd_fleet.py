@@ -42,6 +42,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--noise", type=number("--noise", inclusive=True), default=0.15,
                    help="log-normal drift σ (what-if, default 0.15)")
     p.add_argument("--seed", type=int, default=0, help="first cluster seed (what-if)")
+    p.add_argument("--sim", choices=("tiny", "small"), default="tiny",
+                   help="simulated clusters (what-if): tiny = 4..8 brokers, 16..64 partitions (default); "
+                        "small = 6..12 brokers, 60..240 partitions")
+    p.add_argument("--plan-time-limit", type=number("--plan-time-limit"), default=0.5,
+                   help="planner time limit per plan in seconds (what-if, default 0.5)")
     p.add_argument("--out", default="out/fleet", help="folder for the table (CSV) and the plot")
     p.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
     add_goal_options(p)
@@ -93,15 +98,20 @@ def _fleet(spark: Any, args: argparse.Namespace, out: Path) -> int:
 def _whatif(spark: Any, args: argparse.Namespace, out: Path) -> int:
     from tqdm import tqdm
 
-    from kafka_balancer.pipeline.fleet import plot_sweep, sweep_summary, whatif_sweep
+    from kafka_balancer.pipeline.fleet import CLUSTER_MAKERS, plot_sweep, sweep_summary, whatif_sweep
 
+    plans = args.whatif * len(args.thetas) * len(args.epss) * (args.steps + 1)
+    print(f"what-if: {args.whatif} {args.sim} clusters, {len(args.thetas)} θ × {len(args.epss)} ε × "
+          f"{args.steps + 1} plans each = {plans} plans")
     with tqdm(total=args.whatif, desc="clusters", unit="cluster") as bar:
 
         def advance(n: int) -> None:
             bar.update(n)
 
+        # One Spark job per chunk of about 25 clusters: the bar moves as chunks finish.
         table = whatif_sweep(spark, args.whatif, args.thetas, args.epss, args.steps, args.noise, args.seed,
-                             chunks=max(1, min(10, args.whatif // 20)), progress=advance)
+                             make_cluster=CLUSTER_MAKERS[args.sim], chunks=max(1, min(100, args.whatif // 25)),
+                             progress=advance, time_limit=args.plan_time_limit)
     table.to_csv(out / "whatif.csv", index=False)
     summary = sweep_summary(table)
     summary.to_csv(out / "whatif-summary.csv", index=False)
