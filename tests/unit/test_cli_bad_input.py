@@ -78,6 +78,10 @@ FILES: dict[str, str | bytes] = {
     "c_noeq.properties": "justakey\n",
     "c_bin.properties": b"\xff\xfe\x00a=b",
     "caps.json": '{"default": {"cpu": 100}}',
+    "caps_list.json": "[1]",
+    "caps_str.json": '{"default": {"cpu": "x"}}',
+    "caps_neg.json": '{"default": {"cpu": -1}}',
+    "caps_bid.json": '{"brokers": {"abc": {"cpu": 1}}}',
 }
 
 # (argv with {d} for the scratch folder, expected exit code, text the message must contain)
@@ -235,6 +239,16 @@ CASES: list[tuple[list[str], int, str]] = [
     (["snapshot", "--samples", "{d}/adir", "--out", "{d}/sn.json", "--min-sample-ratio", "2"], 2,
      "--min-sample-ratio"),
     (["snapshot", "--samples", "{d}/adir", "--out", "{d}/sn.json", "--capacity", "gpu=1"], 2, "'gpu'"),
+    (["snapshot", "--samples", "{d}/adir", "--out", "{d}/sn.json", "--capacity", "cpu=nan"], 2, "capacity cpu"),
+    (["snapshot", "--samples", "{d}/adir", "--out", "{d}/sn.json", "--capacity", "cpu=inf"], 2, "capacity cpu"),
+    (["snapshot", "--samples", "{d}/adir", "--out", "{d}/sn.json", "--capacities", "{d}/caps_list.json"], 2,
+     "must be a JSON object"),
+    (["snapshot", "--samples", "{d}/adir", "--out", "{d}/sn.json", "--capacities", "{d}/caps_str.json"], 2,
+     "default: cpu is 'x'"),
+    (["snapshot", "--samples", "{d}/adir", "--out", "{d}/sn.json", "--capacities", "{d}/caps_neg.json"], 2,
+     "default: cpu is -1"),
+    (["snapshot", "--samples", "{d}/adir", "--out", "{d}/sn.json", "--capacities", "{d}/caps_bid.json"], 2,
+     "broker id 'abc'"),
     (["snapshot", "--samples", "{d}/adir", "--out", "{d}/sn.json", "--capacities", "{d}/bad.json"], 2,
      "--capacities"),
     (["pipeline", "--from-kafka", "bad", "--out-dir", "{d}/pl"], 2, "bad --bootstrap 'bad'"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,16 @@ def add_window_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--driver-memory", default="1g", help="Spark driver memory (default 1g)")
 
 
+def _capacity_value(path: str, where: str, key: str, value: object) -> float:
+    """One capacity from a --capacities file: a known resource and a finite positive number."""
+    if key not in RESOURCES:
+        raise InputError(f"--capacities {path}: {where}: unknown resource {key!r}", hint=f"use {', '.join(RESOURCES)}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        raise InputError(f"--capacities {path}: {where}: {key} is {value!r}",
+                         hint="capacities are finite positive numbers in the snapshot's units")
+    return float(value)
+
+
 def config_from_args(args: argparse.Namespace) -> PipelineConfig:
     if args.windows < 1:
         raise InputError(f"--windows must be at least 1, got {args.windows}", hint="e.g. --windows 6")
@@ -59,15 +70,25 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
         except (OSError, orjson.JSONDecodeError) as exc:
             raise InputError(f"cannot read --capacities {args.capacities}: {exc}",
                              hint="give a JSON file with 'default' and/or 'brokers'") from None
-        for k, v in (doc.get("default") or {}).items():
-            if k not in RESOURCES:
-                raise InputError(f"--capacities: unknown resource {k!r}", hint=f"use {', '.join(RESOURCES)}")
-            capacity[k] = float(v)
-        for bid, caps in (doc.get("brokers") or {}).items():
-            bad = [k for k in caps if k not in RESOURCES]
-            if bad:
-                raise InputError(f"--capacities: broker {bid}: unknown resource {bad[0]!r}")
-            per_broker[int(bid)] = {k: float(v) for k, v in caps.items()}
+        if not isinstance(doc, dict):
+            raise InputError(f"--capacities {args.capacities} must be a JSON object",
+                             hint='e.g. {"default": {"cpu": 100}, "brokers": {"3": {"disk": 2e12}}}')
+        default = doc.get("default") or {}
+        brokers = doc.get("brokers") or {}
+        if not isinstance(default, dict) or not isinstance(brokers, dict):
+            raise InputError(f"--capacities {args.capacities}: 'default' and 'brokers' must be objects",
+                             hint='e.g. {"default": {"cpu": 100}, "brokers": {"3": {"disk": 2e12}}}')
+        for k, v in default.items():
+            capacity[k] = _capacity_value(args.capacities, "default", k, v)
+        for bid, caps in brokers.items():
+            try:
+                broker = int(bid)
+            except ValueError:
+                raise InputError(f"--capacities {args.capacities}: broker id {bid!r} is not an integer",
+                                 hint="key 'brokers' by broker id, e.g. \"3\"") from None
+            if not isinstance(caps, dict):
+                raise InputError(f"--capacities {args.capacities}: broker {bid} must map resources to numbers")
+            per_broker[broker] = {k: _capacity_value(args.capacities, f"broker {bid}", k, v) for k, v in caps.items()}
     return PipelineConfig(
         window_ms=parse_duration_ms(args.window),
         windows=args.windows,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -62,6 +63,7 @@ def parse_capacity(text: str) -> dict[str, float]:
             out[key] = float(val)
         except ValueError:
             raise InputError(f"capacity {key}={val!r} is not a number") from None
-        if out[key] <= 0:
-            raise InputError(f"capacity {key} must be positive, got {val}")
+        if not math.isfinite(out[key]) or out[key] <= 0:
+            raise InputError(f"capacity {key} must be a finite positive number, got {val}",
+                             hint="e.g. --capacity cpu=100,disk=5e11")
     return out
