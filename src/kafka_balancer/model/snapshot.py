@@ -155,6 +155,21 @@ def broker_loads(snap: Snapshot, replicas: IntArr | None = None, leader: IntArr 
     return out
 
 
+def total_load(snap: Snapshot, rows: np.ndarray | None = None) -> FloatArr:
+    """Cluster load per resource, [4]: each partition's leader load plus ``rf − 1`` follower loads
+    (all partitions, or those selected by ``rows``, a mask or index array)."""
+    lead, fol, rf = snap.leader_load, snap.follower_load, snap.rf
+    if rows is not None:
+        lead, fol, rf = lead[rows], fol[rows], rf[rows]
+    return (lead + fol * (rf.astype(np.int64) - 1)[:, None]).sum(axis=0)
+
+
+def on_live(snap: Snapshot, replicas: IntArr | None = None) -> np.ndarray:
+    """[P, R]: slots holding a replica on a live broker (of the snapshot's or another assignment)."""
+    rep = snap.replicas if replicas is None else replicas
+    return (rep >= 0) & snap.alive[np.maximum(rep, 0)]
+
+
 def replica_counts(snap: Snapshot, replicas: IntArr | None = None) -> Int64Arr:
     rep = snap.replicas if replicas is None else replicas
     flat = rep[rep >= 0]

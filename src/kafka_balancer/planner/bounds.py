@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from kafka_balancer.model.snapshot import CPU, DISK, NR, NW_IN, RESOURCES, Snapshot, broker_loads
+from kafka_balancer.model.snapshot import CPU, DISK, NR, NW_IN, RESOURCES, Snapshot, broker_loads, on_live, total_load
 
 
 def mean_util_range(total: float, caps: np.ndarray, eps: float) -> tuple[float, float]:
@@ -45,13 +45,14 @@ def moved_bytes_lower_bound(snap: Snapshot, eps: float) -> float:
         return 0.0
     disk = np.maximum(snap.leader_load[:, DISK], snap.follower_load[:, DISK])
     rep = snap.replicas
-    on_dead = (rep >= 0) & ~alive[np.maximum(rep, 0)]
-    has_live = np.any((rep >= 0) & alive[np.maximum(rep, 0)], axis=1)
+    live_slot = on_live(snap)
+    on_dead = (rep >= 0) & ~live_slot
+    has_live = live_slot.any(axis=1)
     dead_bytes = float((on_dead.sum(axis=1) * disk * has_live).sum())
 
     loads = broker_loads(snap)
     caps = snap.capacity[alive]
-    totals = (snap.leader_load + snap.follower_load * (snap.rf - 1)[:, None]).sum(axis=0)
+    totals = total_load(snap)
     live_ids = np.nonzero(alive)[0]
     src_bytes = np.zeros(live_ids.size)
     deficit = 0.0
@@ -114,7 +115,7 @@ def brokers_to_add(snap: Snapshot, theta: float) -> int:
     n = int(alive.sum())
     if n == 0:
         return 0
-    totals = (snap.leader_load + snap.follower_load * (snap.rf - 1)[:, None]).sum(axis=0)
+    totals = total_load(snap)
     mean_cap = snap.capacity[alive].mean(axis=0)
     need = 0
     for r in range(NR):
@@ -143,7 +144,7 @@ def rack_infeasibility(snap: Snapshot, eps: float) -> list[str]:
     g_sorted = np.sort(g, axis=1)
     span = ((g_sorted[:, 1:] != g_sorted[:, :-1]) & (g_sorted[:, 1:] >= 0)).sum(axis=1) + (g_sorted[:, 0] >= 0)
     forced = snap.follower_load[span >= n_racks].sum(axis=0)
-    totals = (snap.leader_load + snap.follower_load * (snap.rf - 1)[:, None]).sum(axis=0)
+    totals = total_load(snap)
     caps = snap.capacity[alive]
     out = []
     for rk in live_racks.tolist():
@@ -172,7 +173,7 @@ def partition_infeasibility(snap: Snapshot, eps: float, limit: int = 10) -> list
     if not alive.any():
         return []
     caps = snap.capacity[alive]
-    totals = (snap.leader_load + snap.follower_load * (snap.rf - 1)[:, None]).sum(axis=0)
+    totals = total_load(snap)
     out: list[str] = []
     for r, res in enumerate(RESOURCES):
         if totals[r] <= 0:
@@ -207,10 +208,10 @@ def spread_lp_infeasibility(snap: Snapshot, theta: float, eps: float) -> list[st
     if n < 2:
         return []
     rep = snap.replicas
-    has_live = np.any((rep >= 0) & alive[np.maximum(rep, 0)], axis=1)
+    has_live = np.asarray(on_live(snap).any(axis=1))
     F, L = snap.follower_load[has_live], snap.leader_load[has_live]
     rf = snap.rf[has_live].astype(np.int64)
-    totals = (L + F * (rf - 1)[:, None]).sum(axis=0)
+    totals = total_load(snap, has_live)
     cap = snap.capacity[live]
     out: list[str] = []
     for kind, group_of, names in (("rack", snap.rack_idx, snap.rack_names), ("host", snap.host_idx, snap.host_names)):

@@ -32,7 +32,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix, csr_matrix
 
-from kafka_balancer.model.snapshot import DISK, NR, Snapshot
+from kafka_balancer.model.snapshot import DISK, NR, Snapshot, on_live
 
 MAX_CELLS = 600  # partitions × live brokers; at 1,000-2,000 cells the root alone took 13-28 s (measured)
 NODE_LIMIT = 200  # about 0.1-15 s for a 6-broker, 36-partition testbed on this project's 2-core machine
@@ -84,8 +84,7 @@ def exact_bound(
     t0 = time.monotonic()
     live = np.nonzero(snap.alive)[0]
     rep = snap.replicas
-    has_live = np.any((rep >= 0) & snap.alive[np.maximum(rep, 0)], axis=1)
-    parts = np.nonzero(has_live)[0]
+    parts = np.nonzero(on_live(snap).any(axis=1))[0]
     n_b, n_p = live.size, parts.size
     if n_b == 0 or n_p == 0 or n_p * n_b > MAX_CELLS or np.any(snap.rf[parts] > n_b):
         return ExactBound(None, False, False, time.monotonic() - t0)

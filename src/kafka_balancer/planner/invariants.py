@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kafka_balancer.model.snapshot import Snapshot
+from kafka_balancer.model.snapshot import Snapshot, on_live
 
 
 def _spread(group: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -22,7 +22,6 @@ def _spread(group: np.ndarray, rows: np.ndarray) -> np.ndarray:
 def hard_violations(before: Snapshot, after: Snapshot, limit: int = 20) -> list[str]:
     out: list[str] = []
     old, new = before.replicas, after.replicas
-    alive = before.alive
     label = before.partition_label
     rf_old = (old >= 0).sum(axis=1)
     rf_new = (new >= 0).sum(axis=1)
@@ -32,8 +31,8 @@ def hard_violations(before: Snapshot, after: Snapshot, limit: int = 20) -> list[
     dup = np.any(srt[:, 1:] == srt[:, :-1], axis=1)
     for p in np.nonzero(dup)[0][:limit]:
         out.append(f"{label(p)}: a broker appears twice in {new[p].tolist()}")
-    has_live_old = np.any((old >= 0) & alive[np.maximum(old, 0)], axis=1)
-    on_dead = np.any((new >= 0) & ~alive[np.maximum(new, 0)], axis=1) & has_live_old
+    has_live_old = on_live(before).any(axis=1)
+    on_dead = np.any((new >= 0) & ~on_live(before, new), axis=1) & has_live_old
     for p in np.nonzero(on_dead)[0][:limit]:
         out.append(f"{label(p)}: a replica is on a dead broker after the plan")
     for name, group in (("racks", before.rack_idx), ("hosts", before.host_idx)):

@@ -136,7 +136,6 @@ class _Settings:
 @dataclass
 class _Outcome:
     st: State
-    left: list[tuple[int, int]]
     warnings: list[str]
     margin: float
     by_gain_per_byte: bool
@@ -188,6 +187,7 @@ def plan(
     best: _Outcome | None = None
     proofs: list[str] | None = None
     hot = bounds.partition_infeasibility(snap, eps)
+    add = bounds.brokers_to_add(snap, theta)
     attempts = ATTEMPTS if margin is None else ((margin, True), (margin, False))
     for m, by_bytes in attempts:
         out = _search(snap, cfg, m, by_bytes, False, t0, time_limit)
@@ -197,14 +197,14 @@ def plan(
             break
         if proofs is None:  # computed only when balance is missed: why, if it cannot be had at all
             proofs = bounds.rack_infeasibility(snap, eps) or bounds.spread_lp_infeasibility(snap, theta, eps)
-        if bounds.brokers_to_add(snap, theta) or proofs or hot:
+        if add or proofs or hot:
             break
     assert best is not None
     if ex is not None and ex.replicas is not None and ex.leader is not None:
         # the exact model's assignment competes: balanced first, then fewer bytes
         m = best.margin
         cand = _search(snap, cfg, m, True, False, time.monotonic(), time_limit, start=(ex.replicas, ex.leader))
-        if _better(cand, best, snap, cfg):
+        if _better(cand, best, cfg):
             best = cand
     # Relaxed pass on the best attempt, when balance was missed and spreading can help: not when single
     # partitions are too hot for any broker. It may take as long again as planning did.
@@ -215,14 +215,14 @@ def plan(
         )
         if relaxed.residual(cfg) < best.residual(cfg) - 1e-12:
             best = relaxed
-    return _finish(snap, cfg, best, ex, (proofs or []) + hot, t0, time_limit)
+    return _finish(snap, cfg, best, ex, (proofs or []) + hot, add, t0, time_limit)
 
 
-def _better(a: _Outcome, b: _Outcome, snap: Snapshot, cfg: _Settings) -> bool:
+def _better(a: _Outcome, b: _Outcome, cfg: _Settings) -> bool:
     ra, rb = a.residual(cfg), b.residual(cfg)
     if abs(ra - rb) > 1e-12:
         return ra < rb
-    return _moved_bytes(snap, a.st) < _moved_bytes(snap, b.st) - 1.0
+    return _moved_bytes(a.st) < _moved_bytes(b.st) - 1.0
 
 
 def _residual(a: Metrics) -> float:
@@ -266,7 +266,7 @@ def _search(
         compact.compact(st)
     if cfg.tighten_leaders:
         tighten.tighten(st, max_moves=max(100, snap.n_brokers * 4), deadline=t0 + time_limit)
-    return _Outcome(st, left, warnings, margin, by_gain_per_byte, relax, start is not None)
+    return _Outcome(st, warnings, margin, by_gain_per_byte, relax, start is not None)
 
 
 def _finish(
@@ -275,20 +275,20 @@ def _finish(
     out: _Outcome,
     ex: exact.ExactBound | None,
     proofs: list[str],
+    add: int,
     t0: float,
     time_limit: float,
 ) -> PlanResult:
     st = out.st
     if cfg.polish_share > 0 and out.residual(cfg) <= 0:
         # balanced: spend what the byte allowance leaves on σ, in at most a quarter more time
-        budget = cfg.polish_share * cfg.lower_bound - _moved_bytes(snap, st)
+        budget = cfg.polish_share * cfg.lower_bound - _moved_bytes(st)
         now = time.monotonic()
         limit = min(t0 + time_limit, now + max(1.0, 0.25 * (now - t0)))
         n = max(100, snap.n_brokers * 4)
         if budget > 0 and polish.polish(st, budget, limit, max_moves=n) and cfg.tighten_leaders:
             tighten.tighten(st, max_moves=n, deadline=t0 + time_limit)
     warnings = list(out.warnings)
-    add = bounds.brokers_to_add(snap, cfg.theta)
     infeasible = list(proofs)
     if ex is not None and ex.infeasible and not add and not infeasible:
         infeasible.append(
@@ -333,11 +333,9 @@ def _finish(
     )
 
 
-def _moved_bytes(snap: Snapshot, st: State) -> float:
+def _moved_bytes(st: State) -> float:
     """Bytes the replica changes so far copy: the disk of every replica not in the partition's old set."""
-    old, new = snap.replicas, st.rep
-    added = (new >= 0) & ~np.any(new[:, :, None] == old[:, None, :], axis=2)
-    return float((added.sum(axis=1) * st.disk_bytes).sum())
+    return float((st.new_replicas().sum(axis=1) * st.disk_bytes).sum())
 
 
 def _diff(snap: Snapshot, st: State) -> tuple[list[PlanEntry], int, int, float]:
@@ -347,16 +345,11 @@ def _diff(snap: Snapshot, st: State) -> tuple[list[PlanEntry], int, int, float]:
     first_old = old[:, 0]
     changed = changed_set | (st.ldr != snap.leader) | ((st.ldr != first_old) & (st.ldr >= 0))
     entries: list[PlanEntry] = []
-    replica_moves = 0
-    moved = 0.0
-    disk = np.maximum(snap.leader_load[:, 1], snap.follower_load[:, 1])
+    added = st.new_replicas().sum(axis=1)
     for p in np.nonzero(changed)[0].tolist():
         row = [int(b) for b in new[p] if b >= 0]
         lead = int(st.ldr[p])
         ordered = ([lead] if lead >= 0 else []) + [b for b in row if b != lead]
-        added = len(set(row) - {int(b) for b in old[p] if b >= 0})
-        replica_moves += added
-        moved += added * float(disk[p])
         entries.append(
             PlanEntry(
                 snap.topics[int(snap.topic_idx[p])],
@@ -365,4 +358,4 @@ def _diff(snap: Snapshot, st: State) -> tuple[list[PlanEntry], int, int, float]:
             )
         )
     leader_moves = int(np.sum((st.ldr != snap.leader) & (st.ldr >= 0)))
-    return entries, replica_moves, leader_moves, moved
+    return entries, int(added.sum()), leader_moves, _moved_bytes(st)

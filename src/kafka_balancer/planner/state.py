@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kafka_balancer.model.snapshot import FloatArr, Snapshot, broker_loads
+from kafka_balancer.model.snapshot import FloatArr, Snapshot, broker_loads, total_load
 from kafka_balancer.planner.goals import (
     CapacityGoal,
     DistributionGoal,
@@ -47,7 +47,7 @@ class State:
         rows_sorted = rows[order]
         for b in range(n):
             self.members[b] = set(rows_sorted[bounds[b] : bounds[b + 1]].tolist())
-        totals = (snap.leader_load + snap.follower_load * (snap.rf - 1)[:, None]).sum(axis=0)
+        totals = total_load(snap)
         live_cap = self.cap[self.alive].sum(axis=0)
         self.target = np.where(live_cap > 0, totals / np.where(live_cap > 0, live_cap, 1.0), 0.0)
         self.capacity_goal = CapacityGoal(theta)
@@ -93,13 +93,11 @@ class State:
         squared relative deviation from the ideal utilisation, so σ keeps falling on every resource.
         """
         if self.polishing:
-            g0, g1 = self.violation_of(util0), self.violation_of(util1)
             t = self.target
             safe = np.where(t > 0, t, 1.0)
             c0 = np.where(t > 0, (util0 - t) / safe, 0.0) ** 2
             c1 = np.where(t > 0, (util1 - t) / safe, 0.0) ** 2
-            # no violation may grow, not even one that was there before
-            return np.any(g1 > np.maximum(g0, TOL) + TOL, axis=-1), c0.sum(axis=-1) - c1.sum(axis=-1)
+            return self.violation_grows(util0, util1), c0.sum(axis=-1) - c1.sum(axis=-1)
         if self.relaxed:
             g0, g1 = self.capacity_goal.violation(util0), self.capacity_goal.violation(util1)
             c0, c1 = self.violation_of(util0) ** 2, self.violation_of(util1) ** 2
@@ -108,6 +106,16 @@ class State:
             c0, c1 = g0, g1
         bad = np.any((g0 <= TOL) & (g1 > TOL), axis=-1)
         return bad, c0.sum(axis=-1) - c1.sum(axis=-1)
+
+    def violation_grows(self, util0: FloatArr, util1: FloatArr) -> np.ndarray:
+        """Does any violation grow, even one that was there before (last axis: resources)?"""
+        g0, g1 = self.violation_of(util0), self.violation_of(util1)
+        return np.any(g1 > np.maximum(g0, TOL) + TOL, axis=-1)
+
+    def new_replicas(self) -> np.ndarray:
+        """[P, R]: slots holding a replica that is not in the partition's original set (bytes to copy)."""
+        old, new = self.snap.replicas, self.rep
+        return (new >= 0) & ~np.any(new[:, :, None] == old[:, None, :], axis=2)
 
     def accept(self, changes: list[tuple[int, FloatArr]]) -> float | None:
         """Gain (drop of cost) if the load changes are acceptable, else None.

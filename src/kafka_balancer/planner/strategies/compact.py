@@ -14,15 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from kafka_balancer.planner.state import TOL, State
+from kafka_balancer.planner.state import State
 
 
 def _harmless(st: State, b: int, delta: np.ndarray) -> bool:
-    if not st.alive[b]:
-        return True
-    v0 = st.violation_of(st.load[b] / st.cap[b])
-    v1 = st.violation_of((st.load[b] + delta) / st.cap[b])
-    return not np.any(v1 > np.maximum(v0, TOL) + TOL)
+    return not st.alive[b] or not st.violation_grows(st.load[b] / st.cap[b], (st.load[b] + delta) / st.cap[b])
 
 
 def compact(st: State, max_passes: int = 3) -> int:
@@ -31,8 +27,7 @@ def compact(st: State, max_passes: int = 3) -> int:
     undone = 0
     for _ in range(max_passes):
         old, new = snap.replicas, st.rep
-        fresh = (new >= 0) & ~np.any(new[:, :, None] == old[:, None, :], axis=2)
-        rows, cols = np.nonzero(fresh)
+        rows, cols = np.nonzero(st.new_replicas())
         if rows.size == 0:
             break
         order = np.argsort(-st.disk_bytes[rows], kind="stable")
