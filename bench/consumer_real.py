@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -29,6 +28,7 @@ import numpy as np
 from kafka.admin import NewTopic
 
 from kafka import KafkaProducer
+from kafka_balancer.consumer import group_worker
 from kafka_balancer.consumer.loads import committed_offsets, end_offsets
 from kafka_balancer.consumer.workloads import zipf_loads
 from kafka_balancer.localcluster.cluster import LocalCluster
@@ -65,17 +65,14 @@ def one_run(bootstrap: str, admin: Any, strategy: str, killed: int, run_id: int,
     procs = []
     for out in outs:
         name, _, protocol = strategy.partition(":")  # e.g. "balanced:cooperative"
-        cmd = [sys.executable, "-m", "kafka_balancer.consumer.group_worker", "--bootstrap", bootstrap,
-               "--group", group, "--topic", topic, "--out", str(out), "--strategy", name,
-               "--session-ms", "6000", "--heartbeat-ms", "1000", "--process-ms", str(process_ms)]
+        extra = ["--process-ms", str(process_ms)]
         if protocol:
-            cmd += ["--protocol", protocol]
+            extra += ["--protocol", protocol]
         if name == "balanced":
-            cmd.append("--live-loads")
+            extra.append("--live-loads")
         # kafka-python's INFO log (joins, elected leader, assignments set) stays next to the worker's log
-        cmd += ["--log-level", "INFO"]
-        with open(out.with_suffix(".err"), "w") as err:
-            procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err))
+        extra += ["--log-level", "INFO"]
+        procs.append(group_worker.spawn(bootstrap, group, topic, out, name, extra))
         time.sleep(0.3)
     stop, sent = threading.Event(), [0]
     lags: list[tuple[float, int]] = []
@@ -115,15 +112,7 @@ def one_run(bootstrap: str, admin: Any, strategy: str, killed: int, run_id: int,
                 break
             time.sleep(1)
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        group_worker.stop(procs, timeout_s=20)
     seen, recs, events = _parse(outs)
     window = [(c, ts) for c, ts in recs if c >= kill_t]
     lat = np.asarray([c - ts / 1000.0 for c, ts in window]) if window else np.zeros(0)

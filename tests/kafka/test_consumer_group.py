@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,6 +18,7 @@ import pytest
 from kafka.admin import NewTopic
 
 from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer
+from kafka_balancer.consumer import group_worker
 from kafka_balancer.consumer.assignors import run as run_strategy
 from kafka_balancer.consumer.kafka_adapter import LoadAwareAssignor, keep_join_pending
 from kafka_balancer.consumer.loads import LiveLoads
@@ -158,17 +157,13 @@ def test_killed_consumer_partitions_taken_over_nothing_lost(kafka_cluster: Any, 
     procs = []
     outs = [tmp_path / f"w{i}.log" for i in range(3)]
     for out in outs:
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "kafka_balancer.consumer.group_worker", "--bootstrap", kafka_cluster.bootstrap,
-             "--group", group, "--topic", topic, "--out", str(out), "--strategy", "balanced",
-             "--session-ms", "6000", "--heartbeat-ms", "1000"],
-            stdout=subprocess.DEVNULL, stderr=open(str(out) + ".err", "w")))  # noqa: SIM115
+        procs.append(group_worker.spawn(kafka_cluster.bootstrap, group, topic, out, "balanced"))
     try:
         try:
             _wait(lambda: all(o.exists() and "# assigned" in o.read_text() for o in outs), 120, "3 workers assigned")
         except AssertionError:
             for o in outs:
-                print(o, Path(str(o) + ".err").read_text()[-3000:])
+                print(o, group_worker.err_path(o).read_text()[-3000:])
             raise
         producer = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap, acks="all", linger_ms=5)
         total = 0
@@ -206,15 +201,7 @@ def test_killed_consumer_partitions_taken_over_nothing_lost(kafka_cluster: Any, 
                     taken |= {int(x.rsplit("-", 1)[1]) for x in fields[3].split(",") if x}
         assert owned_by_dead <= taken
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        group_worker.stop(procs)
 
 
 def test_cooperative_join_pauses_only_moved_partitions(kafka_cluster: Any, members: list[_Member]) -> None:
@@ -335,11 +322,8 @@ def test_workers_on_a_just_created_topic_all_get_partitions(kafka_cluster: Any, 
     outs = [tmp_path / f"w{i}.log" for i in range(6)]
     procs = []
     for out in outs:
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "kafka_balancer.consumer.group_worker", "--bootstrap", kafka_cluster.bootstrap,
-             "--group", group, "--topic", topic, "--out", str(out), "--strategy", "roundrobin",
-             "--session-ms", "6000", "--heartbeat-ms", "1000", "--log-level", "INFO"],
-            stdout=subprocess.DEVNULL, stderr=open(str(out) + ".err", "w")))  # noqa: SIM115
+        procs.append(group_worker.spawn(kafka_cluster.bootstrap, group, topic, out, "roundrobin",
+                                        ["--log-level", "INFO"]))
         time.sleep(0.3)
 
     def has_partitions(out: Path) -> bool:
@@ -352,15 +336,7 @@ def test_workers_on_a_just_created_topic_all_get_partitions(kafka_cluster: Any, 
             for o in outs:
                 if not has_partitions(o):
                     print(o, _read_worker(o)[1] if o.exists() else "no output",
-                          Path(str(o) + ".err").read_text()[-3000:])
+                          group_worker.err_path(o).read_text()[-3000:])
             raise
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        group_worker.stop(procs)

@@ -12,8 +12,11 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
+import subprocess
 import sys
 import time
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from kafka import ConsumerRebalanceListener, KafkaConsumer
@@ -38,6 +41,34 @@ class _Log(ConsumerRebalanceListener):  # type: ignore[misc]
 
     def on_partitions_lost(self, lost: Any) -> None:
         self._write("lost", lost)
+
+
+def err_path(out: Path) -> Path:
+    """Where a spawned worker's stderr (kafka-python's log) goes: beside its output, ``.err``."""
+    return out.with_suffix(".err")
+
+
+def spawn(bootstrap: str, group: str, topic: str, out: Path, strategy: str,
+          extra: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+    """Start a worker process (6 s session, 1 s heartbeat) writing to ``out``; ``extra`` are more flags."""
+    cmd = [sys.executable, "-m", "kafka_balancer.consumer.group_worker", "--bootstrap", bootstrap, "--group", group,
+           "--topic", topic, "--out", str(out), "--strategy", strategy, "--session-ms", "6000",
+           "--heartbeat-ms", "1000", *extra]
+    with open(err_path(out), "w") as err:
+        return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+
+
+def stop(procs: Sequence[subprocess.Popen[bytes]], timeout_s: float = 15.0) -> None:
+    """SIGTERM every worker still running, wait for each, SIGKILL those that outlast ``timeout_s``."""
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
 
 def main(argv: list[str] | None = None) -> int:
