@@ -440,47 +440,18 @@ def run_planner(
     log = work / f"{planner}.log"
     for p in (plan_path, stats_path):
         p.unlink(missing_ok=True)
+    common = ["--snapshot", str(snap_path), "--plan", str(plan_path), "--stats", str(stats_path),
+              "--theta", str(args.theta), "--eps", str(args.eps)]
     if planner in CC_PLANNERS:
         ok = cc_state[0]
         if not ok:
             return Outcome(planner, "blocked", "harness not built (Maven's error above)"), None
-        cmd = [
-            "java",
-            f"-Xmx{args.cc_xmx}",
-            "-jar",
-            str(CC_JAR),
-            "--snapshot",
-            str(snap_path),
-            "--plan",
-            str(plan_path),
-            "--stats",
-            str(stats_path),
-            "--theta",
-            str(args.theta),
-            "--eps",
-            str(args.eps),
-        ] + (["--fast"] if planner == "cc-fast" else [])
+        cmd = ["java", f"-Xmx{args.cc_xmx}", "-jar", str(CC_JAR), *common]
+        cmd += ["--fast"] if planner == "cc-fast" else []
         timeout = args.cc_timeout
     else:
-        cmd = [
-            sys.executable,
-            str(Path(__file__).resolve()),
-            "_worker",
-            "--planner",
-            planner,
-            "--snapshot",
-            str(snap_path),
-            "--plan",
-            str(plan_path),
-            "--stats",
-            str(stats_path),
-            "--theta",
-            str(args.theta),
-            "--eps",
-            str(args.eps),
-            "--seed",
-            str(args.seed),
-        ]
+        cmd = [sys.executable, str(Path(__file__).resolve()), "_worker", "--planner", planner, *common]
+        cmd += ["--seed", str(args.seed)]
         timeout = args.timeout
     res = run_child(cmd, timeout, log)
     if res.returncode is None:
