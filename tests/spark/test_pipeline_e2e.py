@@ -12,6 +12,7 @@ from kafka_balancer.cli.main import main
 from kafka_balancer.model.snapshot_io import read_snapshot
 from kafka_balancer.pipeline.batch import run_batch
 from kafka_balancer.pipeline.config import PipelineConfig
+from kafka_balancer.pipeline.tables import is_stored
 
 from .conftest import WINDOWS, SampleSet, partition_errors
 
@@ -60,11 +61,12 @@ def test_resets_missing_samples_and_a_down_broker(spark: Any, faulty_samples: Sa
     bad = {int(b["broker"]): b for b in res.report["brokers"]}
     assert bad[2]["cpu_valid_windows"] == WINDOWS - 1
     assert res.report["valid_ratio"] >= 0.95
-    # The job cached its aggregates and window tables; release() drops every one of them.
+    # The job stored its aggregates and window tables; release() drops every one of them.
     held = list(res.tables.held)
-    assert res.tables.partition_windows.storageLevel.useMemory and len(held) >= 7
+    assert is_stored(res.tables.partition_windows) and len(held) >= 7
+    assert all(is_stored(df) for df in held)
     res.release()
-    assert not any(df.storageLevel.useMemory or df.storageLevel.useDisk for df in held)
+    assert not any(is_stored(df) for df in held)
     assert not res.tables.held
 
 

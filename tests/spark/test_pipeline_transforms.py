@@ -190,3 +190,61 @@ def test_completeness_fails_clearly_under_the_threshold() -> None:
         check(strict)
     assert exc.value.hint and "--min-valid-ratio" in exc.value.hint
     assert math.isclose(strict["valid_ratio"], 0.95)
+
+
+def test_batch_partition_aggregate_equals_the_streaming_one(spark: Any) -> None:
+    # Seeded random partition samples over 3 windows: the replica list, the ISR and the leader change inside
+    # windows, offsets move both ways and some rounds are missing. The batch aggregation (lists as grouping
+    # keys, then the latest lists) must give exactly the single aggregation that streaming runs.
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    lists = [[1, 2, 3], [2, 3, 1], [1, 2], [4, 5, 6]]
+    recs = []
+    for p in range(4):
+        leo = 0
+        for i in range(15):
+            if rng.random() < 0.2:
+                continue
+            leo = max(0, leo + int(rng.integers(-20, 100)))
+            reps = lists[int(rng.integers(0, len(lists)))]
+            rec = part(T0 + i * MIN + int(rng.integers(0, 1000)), "t", p, leo, int(rng.integers(0, 5)),
+                       leader=reps[0], replicas=reps)
+            rec["isr"] = reps[: int(rng.integers(1, len(reps) + 1))]
+            recs.append(rec)
+    df = samples(spark, recs)
+    cols = ["cluster", "topic", "partition", "n", "first_ts", "last_ts", "first_leo", "last_leo", "first_lso",
+            "last_lso", "replicas", "leader", "isr", "leader_moved", "window"]
+    batch = partition_window_agg(df, W, False)
+    streaming = partition_window_agg(df, W, True)
+    assert batch.columns == streaming.columns == cols
+    key = ["topic", "partition", "window"]
+    got = [r.asDict() for r in batch.orderBy(*key).collect()]
+    want = [r.asDict() for r in streaming.orderBy(*key).collect()]
+    assert len(got) == 12 and got == want
+    assert any(r["leader_moved"] for r in got) and len({tuple(r["replicas"]) for r in got}) > 1
+
+
+def test_topic_rates_from_raw_samples_equal_those_from_the_window_aggregate(spark: Any) -> None:
+    # A batch job hands the raw topic_broker samples to the rates; streaming hands the aggregate's points.
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    recs = []
+    for b in (1, 2):
+        cpu, total = 0.0, 0.0
+        for i in range(12):
+            ts = T0 + i * MIN
+            # Broker 2 restarts before round 7; its byte counter still grows across it (the interval must
+            # be dropped because of the CPU counter's reset), and it is rewound once before round 10.
+            cpu = 0.0 if (b == 2 and i == 7) else cpu + 30.0
+            total = total / 4 if (b == 2 and i == 10) else total + float(rng.integers(0, 5000))
+            recs += [broker(ts, b, cpu), tb(ts, b, "t", total, total / 2)]
+    df = samples(spark, recs)
+    aggs = window_aggregates(df, W)
+    raw = df.where(F.col("type") == "topic_broker").select("cluster", "broker", "topic", "ts", "bytes_in", "bytes_out")
+    key = ["broker", "window"]
+    a = [r.asDict() for r in topic_broker_rates(aggs["topic_broker"], aggs["broker"], W).orderBy(*key).collect()]
+    b_ = [r.asDict() for r in topic_broker_rates(raw, aggs["broker"], W).orderBy(*key).collect()]
+    assert a == b_ and len(a) == 6
+    assert sum(r["tb_intervals"] for r in a) == 2 * 11 - 2  # broker 2's restart and rewind are dropped

@@ -82,21 +82,54 @@ def topic_broker_window_agg(samples: DataFrame, window_ms: int, event_time: bool
 
 
 def partition_window_agg(samples: DataFrame, window_ms: int, event_time: bool = True) -> DataFrame:
-    """cluster, topic, partition, window, n, first/last ts and offsets, replicas, leader, isr (last)."""
+    """cluster, topic, partition, window, n, first/last ts and offsets, replicas, leader, isr (last).
+
+    In a batch job the replica and ISR lists are grouping keys of a first aggregation, so that the
+    per-sample work is a hash aggregation (an array in an aggregate's buffer would force Spark to sort
+    every sample); a second aggregation over the few rows per window picks the latest lists. A streaming
+    job keeps the single aggregation (its state store holds one row per window either way)."""
     df, keys = _grouped(samples, "partition", ["topic", "partition"])
+    if event_time:
+        return _finish(
+            df.groupBy(*keys, _window(window_ms, event_time)).agg(
+                F.count(F.lit(1)).alias("n"),
+                F.min("ts").alias("first_ts"),
+                F.max("ts").alias("last_ts"),
+                F.min_by("log_end_offset", "ts").alias("first_leo"),
+                F.max_by("log_end_offset", "ts").alias("last_leo"),
+                F.min_by("log_start_offset", "ts").alias("first_lso"),
+                F.max_by("log_start_offset", "ts").alias("last_lso"),
+                F.max_by("replicas", "ts").alias("replicas"),
+                F.max_by("leader", "ts").alias("leader"),
+                F.max_by("isr", "ts").alias("isr"),
+                (F.min("leader") != F.max("leader")).alias("leader_moved"),
+            )
+        )
+    by_lists = df.groupBy(*keys, _window(window_ms, event_time), "replicas", "isr").agg(
+        F.count(F.lit(1)).alias("n"),
+        F.min("ts").alias("first_ts"),
+        F.max("ts").alias("last_ts"),
+        F.min_by("log_end_offset", "ts").alias("first_leo"),
+        F.max_by("log_end_offset", "ts").alias("last_leo"),
+        F.min_by("log_start_offset", "ts").alias("first_lso"),
+        F.max_by("log_start_offset", "ts").alias("last_lso"),
+        F.max_by("leader", "ts").alias("leader"),
+        F.min("leader").alias("leader_min"),
+        F.max("leader").alias("leader_max"),
+    )
     return _finish(
-        df.groupBy(*keys, _window(window_ms, event_time)).agg(
-            F.count(F.lit(1)).alias("n"),
-            F.min("ts").alias("first_ts"),
-            F.max("ts").alias("last_ts"),
-            F.min_by("log_end_offset", "ts").alias("first_leo"),
-            F.max_by("log_end_offset", "ts").alias("last_leo"),
-            F.min_by("log_start_offset", "ts").alias("first_lso"),
-            F.max_by("log_start_offset", "ts").alias("last_lso"),
-            F.max_by("replicas", "ts").alias("replicas"),
-            F.max_by("leader", "ts").alias("leader"),
-            F.max_by("isr", "ts").alias("isr"),
-            (F.min("leader") != F.max("leader")).alias("leader_moved"),
+        by_lists.groupBy(*keys, "window").agg(
+            F.sum("n").alias("n"),
+            F.min("first_ts").alias("first_ts"),
+            F.max("last_ts").alias("last_ts"),
+            F.min_by("first_leo", "first_ts").alias("first_leo"),
+            F.max_by("last_leo", "last_ts").alias("last_leo"),
+            F.min_by("first_lso", "first_ts").alias("first_lso"),
+            F.max_by("last_lso", "last_ts").alias("last_lso"),
+            F.max_by("replicas", "last_ts").alias("replicas"),
+            F.max_by("leader", "last_ts").alias("leader"),
+            F.max_by("isr", "last_ts").alias("isr"),
+            (F.min("leader_min") != F.max("leader_max")).alias("leader_moved"),
         )
     )
 

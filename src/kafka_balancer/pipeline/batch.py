@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -24,7 +23,7 @@ from kafka_balancer.pipeline.config import PipelineConfig
 from kafka_balancer.pipeline.cpu_model import CpuModel
 from kafka_balancer.pipeline.rates import group_deltas
 from kafka_balancer.pipeline.read import read_samples_by_type
-from kafka_balancer.pipeline.tables import WindowTables, materialise, window_tables
+from kafka_balancer.pipeline.tables import WindowTables, drop, materialise, window_tables
 
 
 @dataclass
@@ -37,8 +36,8 @@ class BatchResult:
     cluster: str
 
     def release(self) -> None:
-        """Drop the cached window tables (and the aggregates behind them) from Spark's memory and disk.
-        ``tables`` cannot be queried after this without recomputing from the samples."""
+        """Drop the stored window tables (and the aggregates behind them) from Spark's memory and disk.
+        ``tables`` cannot be queried after this."""
         self.tables.release()
 
 
@@ -85,8 +84,7 @@ def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -
         if cfg.cluster is not None:
             by_type = {t: df.where(F.col("cluster") == cfg.cluster) for t, df in by_type.items()}
         part = AGGREGATORS["partition"](by_type["partition"], cfg.window_ms, False)
-        part = part.persist(StorageLevel.MEMORY_AND_DISK)
-        held.append(part)
+        part = materialise(part, held)
         spans = window_spans(part)
         cluster = select_cluster([c for c, _, _ in spans], cfg.cluster)
         windows = closed_windows([(w, ts) for c, w, ts in spans if c == cluster], cfg.window_ms, cfg.windows)
@@ -97,11 +95,16 @@ def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -
             )
         base = windows[0] - cfg.window_ms
         sel = (F.col("cluster") == cluster) & (F.col("window") >= base) & (F.col("window") <= windows[-1])
-        # Each record type is scanned and aggregated once, here, and cached; the group offsets (the largest
-        # type) are reduced to their per-partition deltas before they are cached.
+        # Each record type is scanned and aggregated once, here, and cached; the group offsets are reduced
+        # to their per-partition deltas before they are cached. The topic-broker byte counters go to the
+        # window step as raw points (their rates need every point in time order, not a window aggregate).
         aggs = {t: materialise(AGGREGATORS[t](by_type[t], cfg.window_ms, False).where(sel), held)
-                for t in ("broker", "topic_broker", "replica")}
+                for t in ("broker", "replica")}
         aggs["partition"] = part.where(sel)
+        tb_window = F.col("ts") - F.pmod(F.col("ts"), F.lit(cfg.window_ms))
+        aggs["topic_broker"] = by_type["topic_broker"].where(
+            (F.col("cluster") == cluster) & (tb_window >= base) & (tb_window <= windows[-1])
+        ).select("cluster", "broker", "topic", "ts", "bytes_in", "bytes_out")
         gdel = materialise(
             group_deltas(AGGREGATORS["group_offset"](by_type["group_offset"], cfg.window_ms, False).where(sel),
                          cfg.window_ms),
@@ -111,7 +114,7 @@ def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -
                                cfg.cpu_min_windows, group_deltas_df=gdel, held=held)
     except BaseException:
         for df in held:
-            df.unpersist()
+            drop(df)
         raise
     return finish(tables, cfg, cluster)
 

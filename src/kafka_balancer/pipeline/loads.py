@@ -27,21 +27,26 @@ def split_topic_rates(pdel: DataFrame, tb_rates: DataFrame, gdel: DataFrame) -> 
     """Adds ``nw_in_jmx`` and ``consumer_jmx`` (with _max/_p95) from the topic-broker rates."""
     lead = Window.partitionBy("cluster", "topic", "leader", "window")
     df = pdel.join(gdel.select(*PW_KEYS, "d_committed", "committed_rate"), PW_KEYS, "left")
-    df = df.withColumn("_leo_tot", F.sum("leo_rate").over(lead)).withColumn(
-        "_cons_tot", F.sum("committed_rate").over(lead)
-    ).withColumn("_led", F.count("leo_rate").over(lead))
+    df = df.select(
+        "*",
+        F.sum("leo_rate").over(lead).alias("_leo_tot"),
+        F.sum("committed_rate").over(lead).alias("_cons_tot"),
+        F.count("leo_rate").over(lead).alias("_led"),
+    )
     in_share = F.when(F.col("_leo_tot") > 0, F.col("leo_rate") / F.col("_leo_tot")).otherwise(
         F.when(F.col("leo_rate").isNotNull(), F.lit(1.0) / F.col("_led"))
     )
     out_share = F.when(F.col("_cons_tot") > 0,
                        F.coalesce(F.col("committed_rate"), F.lit(0.0)) / F.col("_cons_tot"))
-    df = df.withColumn("in_share", in_share).withColumn("out_share", F.coalesce(out_share, in_share))
+    df = df.select("*", in_share.alias("in_share"), F.coalesce(out_share, in_share).alias("out_share"))
     tb = tb_rates.withColumnRenamed("broker", "leader")
     df = df.join(tb, ["cluster", "topic", "leader", "window"], "left")
-    for stat in ("", "_max", "_p95"):
-        df = df.withColumn(f"nw_in_jmx{stat}", F.col("in_share") * F.col(f"in_rate{stat}"))
-        df = df.withColumn(f"consumer_jmx{stat}", F.col("out_share") * F.col(f"out_rate{stat}"))
-    return df.drop("_leo_tot", "_cons_tot", "_led")
+    split = [
+        (F.col(share) * F.col(f"{rate}{stat}")).alias(f"{name}{stat}")
+        for stat in ("", "_max", "_p95")
+        for name, share, rate in (("nw_in_jmx", "in_share", "in_rate"), ("consumer_jmx", "out_share", "out_rate"))
+    ]
+    return df.select("*", *split).drop("_leo_tot", "_cons_tot", "_led")
 
 
 def leader_replica_sizes(rdel: DataFrame, pdel: DataFrame) -> DataFrame:
@@ -70,18 +75,24 @@ def partition_loads(pdel: DataFrame, tb_rates: DataFrame, rdel: DataFrame, gdel:
     cons_span = F.when(F.col("span_ms") > 0, F.col("span_ms"))
     size_cons = F.col("d_committed") * bpm / cons_span * 1000.0
     repl = F.greatest(F.size("replicas") - 1, F.lit(0))
-    df = df.withColumn("nw_in_source", F.when(F.col("nw_in_jmx").isNotNull(), "jmx").when(
-        size_in.isNotNull(), "size"))
-    df = df.withColumn("nw_in", F.coalesce(F.col("nw_in_jmx"), size_in))
-    df = df.withColumn("consumer_out", F.coalesce(F.col("consumer_jmx"), size_cons, F.lit(0.0)))
-    df = df.withColumn("nw_out", F.col("consumer_out") + F.col("nw_in") * repl)
+    nw_in = F.coalesce(F.col("nw_in_jmx"), size_in)
+    consumer_out = F.coalesce(F.col("consumer_jmx"), size_cons, F.lit(0.0))
+    df = df.select(
+        "*",
+        F.when(F.col("nw_in_jmx").isNotNull(), "jmx").when(size_in.isNotNull(), "size").alias("nw_in_source"),
+        nw_in.alias("nw_in"),
+        consumer_out.alias("consumer_out"),
+        (consumer_out + nw_in * repl).alias("nw_out"),
+        F.coalesce(F.col("leader_size"), F.col("max_size")).cast("double").alias("disk"),
+    )
+    peaks = []
     for stat in ("_max", "_p95"):
-        df = df.withColumn(f"nw_in{stat}", F.coalesce(F.col(f"nw_in_jmx{stat}"), F.col("nw_in")))
-        df = df.withColumn(
-            f"nw_out{stat}",
-            F.coalesce(F.col(f"consumer_jmx{stat}"), F.col("consumer_out")) + F.col(f"nw_in{stat}") * repl,
-        )
-    df = df.withColumn("disk", F.coalesce(F.col("leader_size"), F.col("max_size")).cast("double"))
+        peak_in = F.coalesce(F.col(f"nw_in_jmx{stat}"), F.col("nw_in"))
+        peaks += [
+            peak_in.alias(f"nw_in{stat}"),
+            (F.coalesce(F.col(f"consumer_jmx{stat}"), F.col("consumer_out")) + peak_in * repl).alias(f"nw_out{stat}"),
+        ]
+    df = df.select("*", *peaks)
     return df.select(
         *PW_KEYS, "n", "last_ts", "replicas", "leader", "isr", "leader_moved",
         "nw_in", "nw_in_max", "nw_in_p95", "nw_out", "nw_out_max", "nw_out_p95", "consumer_out",

@@ -34,13 +34,20 @@ def _adjacent_prev(keys: list[str], window_ms: int, cols: list[str]) -> tuple[Co
     return prev, prev.getField("window") == F.col("window") - F.lit(window_ms)
 
 
-def counter_intervals(agg: DataFrame, keys: list[str], window_ms: int, fields: list[str]) -> DataFrame:
+def counter_points(agg: DataFrame, keys: list[str], fields: list[str]) -> DataFrame:
+    """The points of a counter aggregate (its ``pts``) as rows: cluster, keys, ts and ``fields``."""
+    return agg.select("cluster", *keys, F.explode("pts").alias("p")).select(
+        "cluster", *keys, F.col("p.ts").alias("ts"), *[F.col(f"p.{f}").alias(f) for f in fields]
+    )
+
+
+def counter_intervals(points: DataFrame, keys: list[str], window_ms: int, fields: list[str]) -> DataFrame:
     """One row per interval between consecutive points of a counter series: cluster, keys, window (of
     the interval's end), end_ts, dt (ms) and d_<field>. An interval counts only when its start lies in the
-    same window or the one just before."""
-    pts = agg.select("cluster", *keys, "window", F.explode("pts").alias("p")).select(
-        "cluster", *keys, "window", F.col("p.ts").alias("ts"), *[F.col(f"p.{f}").alias(f) for f in fields]
-    )
+    same window or the one just before. ``points``: cluster, keys, ts and ``fields`` (raw samples, or
+    :func:`counter_points` of a window aggregate)."""
+    win = F.col("ts") - F.pmod(F.col("ts"), F.lit(window_ms))
+    pts = points.select("cluster", *keys, win.alias("window"), "ts", *fields)
     w = Window.partitionBy("cluster", *keys).orderBy("ts")
     iv = pts.select(
         "cluster", *keys, "window", F.col("ts").alias("end_ts"),
@@ -53,27 +60,28 @@ def counter_intervals(agg: DataFrame, keys: list[str], window_ms: int, fields: l
     )
 
 
-def rate_stats(field: str, prefix: str, scale: Column | float = 1000.0) -> list[Column]:
-    """Aggregates over kept intervals: mean (sum of deltas over sum of dt), max and p95 of interval rates."""
+def rate_stats(field: str, prefix: str, scale: Column | float = 1000.0, p95: bool = True) -> list[Column]:
+    """Aggregates over kept intervals: mean (sum of deltas over sum of dt), max and (when ``p95``; null
+    otherwise) the 95th percentile of the interval rates."""
     sc = scale if isinstance(scale, Column) else F.lit(scale)
     rate = F.col(field) / F.col("dt") * sc
     return [
         (F.try_divide(F.sum(field), F.sum("dt")) * sc).alias(prefix),
         F.max(rate).alias(f"{prefix}_max"),
-        F.percentile(rate, F.lit(0.95)).alias(f"{prefix}_p95"),
+        (F.percentile(rate, F.lit(0.95)) if p95 else F.lit(None).cast("double")).alias(f"{prefix}_p95"),
     ]
 
 
-def broker_cpu_rates(broker_agg: DataFrame, window_ms: int) -> DataFrame:
+def broker_cpu_rates(broker_agg: DataFrame, window_ms: int, p95: bool = True) -> DataFrame:
     """Per broker and window: ``cpu`` (% of the broker, mean), ``cpu_max``, ``cpu_p95``, ``cpu_intervals``,
     and ``restarts`` (intervals whose CPU counter went down)."""
     keys = ["cluster", "broker", "window"]
-    iv = counter_intervals(broker_agg, ["broker"], window_ms, ["v"])
+    iv = counter_intervals(counter_points(broker_agg, ["broker"], ["v"]), ["broker"], window_ms, ["v"])
     iv = iv.join(broker_agg.select(*keys, "cores"), keys, "left")
     # cpu-seconds per ms -> percent of the broker per ms, so that the rate below is in percent
     iv = iv.withColumn("d_pct", F.col("d_v") * F.lit(100_000.0) / F.greatest(F.col("cores"), F.lit(1)))
     ok = iv.where(F.col("d_v") >= 0)
-    stats = ok.groupBy(*keys).agg(*rate_stats("d_pct", "cpu", 1.0), F.count(F.lit(1)).alias("cpu_intervals"))
+    stats = ok.groupBy(*keys).agg(*rate_stats("d_pct", "cpu", 1.0, p95), F.count(F.lit(1)).alias("cpu_intervals"))
     restarts = iv.where(F.col("d_v") < 0).groupBy(*keys).agg(F.count(F.lit(1)).alias("restarts"))
     return (
         broker_agg.drop("pts")
@@ -85,23 +93,33 @@ def broker_cpu_rates(broker_agg: DataFrame, window_ms: int) -> DataFrame:
 
 def restart_intervals(broker_agg: DataFrame, window_ms: int) -> DataFrame:
     """cluster, broker, end_ts of every interval in which the broker's CPU counter went down."""
-    iv = counter_intervals(broker_agg, ["broker"], window_ms, ["v"])
+    iv = counter_intervals(counter_points(broker_agg, ["broker"], ["v"]), ["broker"], window_ms, ["v"])
     return iv.where(F.col("d_v") < 0).select("cluster", "broker", "end_ts", F.lit(True).alias("restart"))
 
 
-def topic_broker_rates(tb_agg: DataFrame, broker_agg: DataFrame, window_ms: int) -> DataFrame:
+TB_FIELDS = ["bytes_in", "bytes_out"]
+
+
+def topic_broker_rates(tb: DataFrame, broker_agg: DataFrame, window_ms: int, p95: bool = True) -> DataFrame:
     """Per broker, topic and window: ``in_rate`` and ``out_rate`` (bytes/s, mean; with _max/_p95).
-    Intervals with a negative delta, or in which the broker's CPU counter reset, are dropped."""
-    iv = counter_intervals(tb_agg, ["broker", "topic"], window_ms, ["bytes_in", "bytes_out"])
-    iv = iv.join(restart_intervals(broker_agg, window_ms), ["cluster", "broker", "end_ts"], "left")
+    Intervals with a negative delta, or in which the broker's CPU counter reset, are dropped.
+
+    ``tb``: the topic-broker window aggregate (with ``pts``), or the raw topic_broker samples, which a
+    batch job hands over directly: the intervals need the points in time order per series, one shuffle
+    and sort of the samples, so aggregating them into lists first would only add work."""
+    keys = ["broker", "topic"]
+    points = counter_points(tb, keys, TB_FIELDS) if "pts" in tb.columns else tb
+    iv = counter_intervals(points, keys, window_ms, TB_FIELDS)
+    # CPU counter resets are rare: the small table goes to every task instead of a shuffle
+    iv = iv.join(F.broadcast(restart_intervals(broker_agg, window_ms)), ["cluster", "broker", "end_ts"], "left")
     ok = iv.where(
         (F.coalesce(F.col("d_bytes_in"), F.lit(0.0)) >= 0)
         & (F.coalesce(F.col("d_bytes_out"), F.lit(0.0)) >= 0)
         & F.col("restart").isNull()
     )
     return ok.groupBy("cluster", "broker", "topic", "window").agg(
-        *rate_stats("d_bytes_in", "in_rate"),
-        *rate_stats("d_bytes_out", "out_rate"),
+        *rate_stats("d_bytes_in", "in_rate", p95=p95),
+        *rate_stats("d_bytes_out", "out_rate", p95=p95),
         F.count(F.lit(1)).alias("tb_intervals"),
     )
 

@@ -201,9 +201,9 @@ def emit_ready_windows(spark: SparkSession, state_dir: str | Path, out_dir: str 
         (out / f"report{suffix}-{newest}.json").write_bytes(
             orjson.dumps(result.report, option=orjson.OPT_INDENT_2))
     _emitted_path(out).write_bytes(orjson.dumps(sorted(done | set(todo))))
-    # The window tables were persisted for this emission only: a job emitting every window for days must
-    # not keep each emission's cache (the session belongs to the streaming job).
-    spark.catalog.clearCache()
+    # The window tables were stored for this emission only: a job emitting every window for days must
+    # not keep each emission's tables.
+    tables.release()
     return todo
 
 
