@@ -377,7 +377,7 @@ def _throughput_lines(rows: list[dict[str, Any]]) -> list[str]:
     cmds = sorted({r["command"] for r in rows})
     lines = [
         "Commands: " + "; ".join(f"`.venv/bin/python {c}`" for c in cmds) + ". Spark local[2] on this machine "
-        "(2 cores, 24 GB, shared: a real-Kafka consumer benchmark and other engineers' jobs ran at the same time; "
+        "(2 cores, 24 GB, possibly shared: "
         "the load average at the start of each end-to-end run is in the table, all three in "
         "`docs/pipeline-bench/throughput.json`), driver memory 3g, 8 shuffle partitions. *Start-up* is a fresh "
         "JVM and SparkSession; *end to end* is `run_batch` right after it (read, aggregate, rates, loads, "
@@ -405,23 +405,49 @@ def _throughput_lines(rows: list[dict[str, Any]]) -> list[str]:
     meets_user = [r for r in rows if r["rows"] / (r["startup_s"] + r["e2e_s"]) >= 1e6]
     first = ("at " + ", ".join(f"{r['rows']:,}" for r in meets) + " rows") if meets else "at no size"
     first_user = ("at " + ", ".join(f"{r['rows']:,}" for r in meets_user) + " rows") if meets_user else "at no size"
+    small = min(rows, key=lambda r: r["rows"])
     lines += [
         "",
         f"Reading: the floor (1M sample rows per second end to end on local[2]) is met {first} for the job "
         f"itself, and {first_user} when the JVM start-up is counted too. The largest set, "
         f"{big['rows']:,} rows ({big['brokers']} brokers, {big['partitions']:,} partitions, 6 windows), is the "
-        "issue's \"60M rows\" cluster. (Before this run the simulator wrote a topic_broker record for every "
-        "broker and every topic of the cluster, 157.5M rows for this cluster, 79 % of them topic_broker "
-        "records; a broker has BrokerTopicMetrics series only for the topics it hosts, which the simulator now "
-        "follows; 8.7M of the 157.5M rows were committed offsets.) "
-        "End to end minus the aggregation alone, i.e. roughly the window step, the summaries and the writes, "
-        f"took {min(r['e2e_s'] - r['agg_s'] for r in rows):.0f}-{max(r['e2e_s'] - r['agg_s'] for r in rows):.0f} s: "
-        "it is a fixed cost of about 100 s or more even for 1M rows (dozens of small Spark jobs and stages on "
-        "a loaded machine) and grows with the number of partitions, and it is what keeps the job under the "
-        "floor; the aggregation alone reached "
-        f"{max(r['rows'] / r['agg_s'] for r in rows) / 1e6:.2f}M rows/s. pandas does only the aggregation, "
-        "single-threaded, and was not run above `--pandas-max` rows (memory).",
+        "issue's \"60M rows\" cluster. The first stage alone (every record type's window aggregate, run warm "
+        f"after the job) reaches {max(r['rows'] / r['agg_s'] for r in rows) / 1e6:.2f}M rows/s; what keeps the "
+        "job under the floor is everything after it (rates, loads, completeness, the CPU model, the summaries "
+        f"and the writes) plus a fixed cost: {small['e2e_s']:.0f} s for {small['rows'] / 1e6:.1f}M rows, where "
+        "1M rows/s would mean about one second, less than Spark takes to plan and start the job's dozens of "
+        "queries. pandas does only the aggregation, single-threaded, and was not run above `--pandas-max` rows "
+        "(memory).",
     ]
+    prof = RESULTS / "profile-64m.json"
+    if prof.exists():
+        import orjson
+
+        p = orjson.loads(prof.read_bytes())
+        lines += [
+            "",
+            f"Where the time goes (`.venv/bin/python bench/pipeline_profile.py {p['samples']} --json "
+            "docs/pipeline-bench/profile-64m.json`: one run with Spark's event log; every Spark job the pipeline "
+            "starts is described with its step). *Task time* sums every task's run time; on 2 cores at most "
+            f"half of it overlaps. End to end {p['e2e_s']:.1f} s, of which {p['e2e_s'] - p['busy_s']:.1f} s with "
+            "no Spark job running (Python, planning, code generation).",
+            "",
+            "| step | Spark jobs | wall (s) | task time (s) |",
+            "|---|---|---|---|",
+        ]
+        lines += [f"| {r['step']} | {r['jobs']} | {r['wall_s']:.1f} | {r['task_s']:.1f} |" for r in p["steps"]]
+        lines += [
+            f"| **total** | | | **{p['task_s']:.1f}** |",
+            "",
+            f"The tasks alone need {p['task_s']:.0f} s of CPU, at least {p['task_s'] / 2:.0f} s of wall on 2 "
+            f"cores. {big['rows'] / 1e6:.0f}M rows at 1M rows/s leave {big['rows'] / 1e6:.0f} s, i.e. at most "
+            f"{2 * big['rows'] / 1e6:.0f} s of task time with both cores busy throughout and no driver time: the "
+            f"work itself would have to shrink {p['task_s'] / (2 * big['rows'] / 1e6):.1f}× before any overhead "
+            "counts. The largest step is the topic-broker byte rates: their intervals need every raw point of "
+            "every series in time order (one shuffle and sort of 23 % of the rows), which the exact reset "
+            "handling requires; then the aggregations of the partition, replica and group-offset records, each "
+            "a hash aggregation over millions of rows with string keys.",
+        ]
     return [*lines, ""]
 
 

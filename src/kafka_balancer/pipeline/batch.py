@@ -23,7 +23,7 @@ from kafka_balancer.pipeline.config import PipelineConfig
 from kafka_balancer.pipeline.cpu_model import CpuModel
 from kafka_balancer.pipeline.rates import group_deltas
 from kafka_balancer.pipeline.read import read_samples_by_type
-from kafka_balancer.pipeline.tables import WindowTables, drop, materialise, window_tables
+from kafka_balancer.pipeline.tables import WindowTables, drop, materialise, step, window_tables
 
 
 @dataclass
@@ -80,12 +80,14 @@ def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -
     the first action of :func:`window_tables`, whose cached tables every later step reads."""
     held: list[DataFrame] = []
     try:
-        by_type = read_samples_by_type(spark, samples_dir, held)
+        with step(spark, "sample files listed, schemas read"):
+            by_type = read_samples_by_type(spark, samples_dir, held)
         if cfg.cluster is not None:
             by_type = {t: df.where(F.col("cluster") == cfg.cluster) for t, df in by_type.items()}
         part = AGGREGATORS["partition"](by_type["partition"], cfg.window_ms, False)
-        part = materialise(part, held)
-        spans = window_spans(part)
+        part = materialise(part, held, "partition aggregate")
+        with step(spark, "windows"):
+            spans = window_spans(part)
         cluster = select_cluster([c for c, _, _ in spans], cfg.cluster)
         windows = closed_windows([(w, ts) for c, w, ts in spans if c == cluster], cfg.window_ms, cfg.windows)
         if not windows:
@@ -95,10 +97,11 @@ def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -
             )
         base = windows[0] - cfg.window_ms
         sel = (F.col("cluster") == cluster) & (F.col("window") >= base) & (F.col("window") <= windows[-1])
-        # Each record type is scanned and aggregated once, here, and cached; the group offsets are reduced
-        # to their per-partition deltas before they are cached. The topic-broker byte counters go to the
+        # Each record type is scanned and aggregated once, here, and stored; the group offsets are reduced
+        # to their per-partition deltas before they are stored. The topic-broker byte counters go to the
         # window step as raw points (their rates need every point in time order, not a window aggregate).
-        aggs = {t: materialise(AGGREGATORS[t](by_type[t], cfg.window_ms, False).where(sel), held)
+        aggs = {t: materialise(AGGREGATORS[t](by_type[t], cfg.window_ms, False).where(sel), held,
+                               f"{t} aggregate")
                 for t in ("broker", "replica")}
         aggs["partition"] = part.where(sel)
         tb_window = F.col("ts") - F.pmod(F.col("ts"), F.lit(cfg.window_ms))
@@ -109,6 +112,7 @@ def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -
             group_deltas(AGGREGATORS["group_offset"](by_type["group_offset"], cfg.window_ms, False).where(sel),
                          cfg.window_ms),
             held,
+            "group offset deltas",
         )
         tables = window_tables(aggs, cfg.window_ms, windows, cfg.min_sample_ratio, cfg.cpu_min_obs,
                                cfg.cpu_min_windows, group_deltas_df=gdel, held=held)
@@ -122,8 +126,9 @@ def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -
 def finish(tables: WindowTables, cfg: PipelineConfig, cluster: str) -> BatchResult:
     """Summaries, completeness report and snapshot document from the window tables."""
     pw = missing_reason(tables.partition_windows)
-    parts = partition_summary(pw).toPandas()
-    brokers = broker_summary(tables.broker_windows).toPandas()
+    with step(pw.sparkSession, "summaries"):
+        parts = partition_summary(pw).toPandas()
+        brokers = broker_summary(tables.broker_windows).toPandas()
     report = completeness_report(
         parts[["topic", "partition", "leader", "valid_windows", "reasons"]],
         brokers[["broker", "cpu_valid_windows", "cpu_windows"]],
@@ -158,9 +163,10 @@ def write_window_tables(tables: WindowTables, tables_dir: str | Path) -> None:
     partition overwrite: rewriting a window replaces it)."""
     d = Path(tables_dir)
     for name, df in (("partition_windows", tables.partition_windows), ("broker_windows", tables.broker_windows)):
-        (df.repartition("cluster", "window").write.mode("overwrite")
-           .option("partitionOverwriteMode", "dynamic")
-           .partitionBy("cluster", "window").parquet(str(d / name)))
+        with step(df.sparkSession, f"{name} written"):
+            (df.repartition("cluster", "window").write.mode("overwrite")
+               .option("partitionOverwriteMode", "dynamic")
+               .partitionBy("cluster", "window").parquet(str(d / name)))
 
 
 def run_batch(

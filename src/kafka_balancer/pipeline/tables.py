@@ -6,10 +6,12 @@ when available, the window just before them (the base of the first interval).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from kafka_balancer.pipeline.completeness import mark_valid
@@ -40,12 +42,27 @@ class WindowTables:
         self.held.clear()
 
 
-def materialise(df: DataFrame, held: list[DataFrame]) -> DataFrame:
-    """Compute ``df`` now (one action) and keep its rows (in memory, spilling to disk). The frame returned
-    reads those rows and its plan starts there (a local checkpoint), so later steps neither re-run nor
-    re-plan what came before: with a cache instead, every later query drags the whole lineage through
-    Spark's analyser, seconds per step on a large job. ``held`` collects it for :func:`drop`."""
-    stored = df.localCheckpoint(eager=True)
+@contextmanager
+def step(spark: SparkSession, label: str) -> Iterator[None]:
+    """Spark jobs started inside carry ``kafka-balancer: <label>`` as their description, which the Spark UI
+    and the event log show (``bench/pipeline_profile.py`` sums the time of each step from it)."""
+    sc = spark.sparkContext
+    before = sc.getLocalProperty("spark.job.description")
+    sc.setJobDescription(f"kafka-balancer: {label}")
+    try:
+        yield
+    finally:
+        sc.setLocalProperty("spark.job.description", before)  # type: ignore[arg-type]  # None clears it
+
+
+def materialise(df: DataFrame, held: list[DataFrame], label: str) -> DataFrame:
+    """Compute ``df`` now (one action, described as ``label``) and keep its rows (in memory, spilling to
+    disk). The frame returned reads those rows and its plan starts there (a local checkpoint), so later
+    steps neither re-run nor re-plan what came before: with a cache instead, every later query drags the
+    whole lineage through Spark's analyser, seconds per step on a large job. ``held`` collects it for
+    :func:`drop`."""
+    with step(df.sparkSession, label):
+        stored = df.localCheckpoint(eager=True)
     held.append(stored)
     return stored
 
@@ -95,16 +112,18 @@ def window_tables(
     held = list(held or [])
     keep = F.col("window").isin(windows)
     bw = broker_cpu_rates(aggs["broker"], window_ms)
-    tb = topic_broker_rates(aggs["topic_broker"], aggs["broker"], window_ms)
+    tb = materialise(topic_broker_rates(aggs["topic_broker"], aggs["broker"], window_ms).where(keep), held,
+                     "topic-broker byte rates")
     pdel = partition_deltas(aggs["partition"], window_ms)
     rdel = replica_deltas(aggs["replica"], window_ms)
     gdel = group_deltas_df if group_deltas_df is not None else group_deltas(aggs["group_offset"], window_ms)
-    pw = partition_loads(pdel.where(keep), tb.where(keep), rdel.where(keep), gdel.where(keep))
+    pw = partition_loads(pdel.where(keep), tb, rdel.where(keep), gdel.where(keep))
     pw, bw = mark_valid(pw, bw.where(keep), min_sample_ratio)
-    pw = materialise(pw, held)
-    bw = materialise(bw, held)
-    traffic = materialise(broker_traffic(pw), held)
-    model = fit_cpu_model(bw, traffic, cpu_min_obs, cpu_min_windows)
-    pw_cpu = materialise(split_cpu(pw, bw, traffic, model), held)
-    bw_full = materialise(bw.join(traffic, ["cluster", "broker", "window"], "left"), held)
+    pw = materialise(pw, held, "partition windows (rates, loads, validity)")
+    bw = materialise(bw, held, "broker windows (CPU rates)")
+    traffic = materialise(broker_traffic(pw), held, "broker traffic")
+    with step(bw.sparkSession, "CPU model fit"):
+        model = fit_cpu_model(bw, traffic, cpu_min_obs, cpu_min_windows)
+    pw_cpu = materialise(split_cpu(pw, bw, traffic, model), held, "CPU split over replicas")
+    bw_full = materialise(bw.join(traffic, ["cluster", "broker", "window"], "left"), held, "broker table")
     return WindowTables(pw_cpu, bw_full, model, windows, held)
