@@ -176,6 +176,8 @@ CASES: list[tuple[list[str], int, str]] = [
     (["workload", "--bootstrap", CLOSED, "--drain-timeout", "-1"], 2, "--drain-timeout"),
     (["workload", "--bootstrap", CLOSED, "--duration", "abc"], 2, "bad interval 'abc'"),
     (["workload", "--local-cluster", "{d}/nolc"], 2, "no local cluster in"),
+    (["workload", "--bootstrap", CLOSED, "--timeout", "nan"], 2, "--timeout"),
+    (["workload", "--bootstrap", CLOSED, "--timeout", "1", "--duration", "1s"], 1, "cannot reach Kafka at 127.0.0.1:1"),
     # consumers / group
     (["consumers", "advise", "--group", "g", "--bootstrap", CLOSED, "--timeout", "1"], 1, "cannot reach Kafka"),
     (["consumers", "advise", "--group", "g", "--bootstrap", "bad"], 2, "bad --bootstrap 'bad'"),
@@ -268,6 +270,7 @@ CASES: list[tuple[list[str], int, str]] = [
     # demo (live options refused before a cluster starts)
     (["demo", "--collect", "0"], 2, "--collect"),
     (["demo", "--collect", "nan"], 2, "--collect"),
+    (["demo", "--collect", "30"], 2, "demo --collect 30 is too short"),
     (["demo", "--scale", "-1"], 2, "--scale"),
     (["demo", "--offline", "--seed", "-1"], 2, "--seed"),
     (["demo", "--offline", "--out", "/proc/x/y"], 2, "--out /proc/x/y"),

@@ -13,6 +13,8 @@ from kafka_balancer.planner import plan
 from kafka_balancer.report.table import plan_table, render
 from kafka_balancer.sim.cluster import PRESETS, generate
 
+MIN_COLLECT_S = 40.0  # two of the live pipeline's 20 s windows
+
 # Seed 001, section 4.2 and figure 6: σ of the default system and of the paper's strategy.
 PAPER_SIGMA = {
     "cpu": (0.043, 0.012),
@@ -36,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="random seed (default 0 offline, 1 live)")
     p.add_argument("--out", default=None, help="output folder (default out/ offline, out/demo live)")
     p.add_argument("--collect", type=number("--collect"), default=60.0,
-                   help="live: seconds of sampling per phase (default 60)")
+                   help=f"live: seconds of sampling per phase (default 60, at least {MIN_COLLECT_S:g})")
     p.add_argument("--scale", type=number("--scale"), default=1.0, help="live: workload rate multiplier (default 1)")
     p.set_defaults(func=run)
 
@@ -93,7 +95,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_live(args: argparse.Namespace) -> int:
+    from kafka_balancer.errors import InputError
     from kafka_balancer.localcluster.demo import FIG6_HEADERS, DemoOptions, figure6_rows, run_demo
+
+    if args.collect < MIN_COLLECT_S:
+        # Checked before anything starts: a shorter phase would only fail minutes later, at the Spark step.
+        raise InputError(f"demo --collect {args.collect:g} is too short: the pipeline builds the snapshot from "
+                         "20 s windows, and a phase shorter than two of them may leave no closed window",
+                         hint=f"use --collect {MIN_COLLECT_S:g} or more")
 
     opt = DemoOptions(out=Path(args.out or "out/demo"), collect_s=args.collect, scale=args.scale,
                       seed=1 if args.seed is None else args.seed)

@@ -28,6 +28,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--seed", type=int, default=1, help="random seed (keys, sizes) (default 1)")
     p.add_argument("--drain-timeout", type=number("--drain-timeout", inclusive=True), default=60.0,
                    help="seconds to wait for consumers to catch up at the end (default 60)")
+    p.add_argument("--timeout", type=number("--timeout"), default=15.0,
+                   help="seconds to wait for the cluster (default 15)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
@@ -50,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"workload: {len(spec.topics)} topics, ~{spec.bytes_per_s() / 1e3:.0f} kB/s for {args.duration}, "
           f"seed {args.seed}", file=sys.stderr)
     res = WorkloadRunner(bootstrap, spec, seed=args.seed, duration_s=duration_s,
-                         drain_timeout_s=args.drain_timeout).run()
+                         drain_timeout_s=args.drain_timeout, connect_timeout_s=args.timeout).run()
     if args.json:
         sys.stdout.write(orjson.dumps(res.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:

@@ -63,12 +63,15 @@ class _GroupReader:
 
     def _loop(self) -> None:
         from kafka import KafkaConsumer
+        from kafka_balancer.consumer.kafka_adapter import keep_join_pending
 
         try:
             with quiet_kafka_logs():
                 c = KafkaConsumer(*self.topics, bootstrap_servers=self.bootstrap, group_id=self.group,
                                   auto_offset_reset="earliest", enable_auto_commit=True,
                                   auto_commit_interval_ms=1000, client_id=f"kb-workload-{self.group}")
+            # the topics were usually created a moment ago: the rebalance their metadata triggers must finish
+            keep_join_pending(c)
         except Exception as exc:
             self.errors.append(f"{type(exc).__name__}: {exc}")
             return
@@ -96,12 +99,13 @@ class _GroupReader:
 
 class WorkloadRunner:
     def __init__(self, bootstrap: str, spec: WorkloadSpec, seed: int = 0, duration_s: float = 60.0,
-                 drain_timeout_s: float = 60.0, progress: bool = True) -> None:
+                 drain_timeout_s: float = 60.0, progress: bool = True, connect_timeout_s: float = 15.0) -> None:
         self.bootstrap = bootstrap
         self.spec = spec
         self.seed = seed
         self.duration_s = duration_s
         self.drain_timeout_s = drain_timeout_s
+        self.connect_timeout_s = connect_timeout_s
         self.progress = progress
         self.result = WorkloadResult()
         self._stop = threading.Event()
@@ -115,7 +119,7 @@ class WorkloadRunner:
         from kafka.admin import NewTopic
         from kafka.errors import TopicAlreadyExistsError
 
-        admin = connect_admin(self.bootstrap)
+        admin = connect_admin(self.bootstrap, self.connect_timeout_s)
         try:
             with quiet_kafka_logs():
                 have = set(admin.list_topics())
