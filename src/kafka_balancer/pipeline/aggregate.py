@@ -51,6 +51,19 @@ def _finish(df: DataFrame) -> DataFrame:
     return df.select(*[c for c in df.columns if c != "window"], "window")
 
 
+def _first_last(fields: dict[str, str], count: bool = True) -> list[Column]:
+    """``n`` (when ``count``), ``first_ts``, ``last_ts``, and ``first_<name>``/``last_<name>`` of each
+    ``{name: column}`` by sample time: the aggregates of the offset and size records."""
+    cols = [F.count(F.lit(1)).alias("n")] if count else []
+    cols += [F.min("ts").alias("first_ts"), F.max("ts").alias("last_ts")]
+    for name, column in fields.items():
+        cols += [F.min_by(column, "ts").alias(f"first_{name}"), F.max_by(column, "ts").alias(f"last_{name}")]
+    return cols
+
+
+OFFSETS = {"leo": "log_end_offset", "lso": "log_start_offset"}
+
+
 def broker_window_agg(samples: DataFrame, window_ms: int, event_time: bool = True) -> DataFrame:
     """cluster, broker, window, n, last_ts, rack, host, alive (last), cores, pts[(ts, cpu_seconds)]."""
     df, keys = _grouped(samples, "broker", ["broker"])
@@ -92,13 +105,7 @@ def partition_window_agg(samples: DataFrame, window_ms: int, event_time: bool = 
     if event_time:
         return _finish(
             df.groupBy(*keys, _window(window_ms, event_time)).agg(
-                F.count(F.lit(1)).alias("n"),
-                F.min("ts").alias("first_ts"),
-                F.max("ts").alias("last_ts"),
-                F.min_by("log_end_offset", "ts").alias("first_leo"),
-                F.max_by("log_end_offset", "ts").alias("last_leo"),
-                F.min_by("log_start_offset", "ts").alias("first_lso"),
-                F.max_by("log_start_offset", "ts").alias("last_lso"),
+                *_first_last(OFFSETS),
                 F.max_by("replicas", "ts").alias("replicas"),
                 F.max_by("leader", "ts").alias("leader"),
                 F.max_by("isr", "ts").alias("isr"),
@@ -106,13 +113,7 @@ def partition_window_agg(samples: DataFrame, window_ms: int, event_time: bool = 
             )
         )
     by_lists = df.groupBy(*keys, _window(window_ms, event_time), "replicas", "isr").agg(
-        F.count(F.lit(1)).alias("n"),
-        F.min("ts").alias("first_ts"),
-        F.max("ts").alias("last_ts"),
-        F.min_by("log_end_offset", "ts").alias("first_leo"),
-        F.max_by("log_end_offset", "ts").alias("last_leo"),
-        F.min_by("log_start_offset", "ts").alias("first_lso"),
-        F.max_by("log_start_offset", "ts").alias("last_lso"),
+        *_first_last(OFFSETS),
         F.max_by("leader", "ts").alias("leader"),
         F.min("leader").alias("leader_min"),
         F.max("leader").alias("leader_max"),
@@ -139,11 +140,7 @@ def replica_window_agg(samples: DataFrame, window_ms: int, event_time: bool = Tr
     df, keys = _grouped(samples, "replica", ["topic", "partition", "broker"])
     return _finish(
         df.groupBy(*keys, _window(window_ms, event_time)).agg(
-            F.count(F.lit(1)).alias("n"),
-            F.min("ts").alias("first_ts"),
-            F.max("ts").alias("last_ts"),
-            F.min_by("size", "ts").alias("first_size"),
-            F.max_by("size", "ts").alias("last_size"),
+            *_first_last({"size": "size"}),
         )
     )
 
@@ -153,10 +150,7 @@ def group_window_agg(samples: DataFrame, window_ms: int, event_time: bool = True
     df, keys = _grouped(samples, "group_offset", ["group", "topic", "partition"])
     return _finish(
         df.groupBy(*keys, _window(window_ms, event_time)).agg(
-            F.min("ts").alias("first_ts"),
-            F.max("ts").alias("last_ts"),
-            F.min_by("committed", "ts").alias("first_c"),
-            F.max_by("committed", "ts").alias("last_c"),
+            *_first_last({"c": "committed"}, count=False),
         )
     )
 
