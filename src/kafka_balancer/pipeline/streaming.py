@@ -140,6 +140,27 @@ def read_aggregates(spark: SparkSession, state_dir: str | Path) -> dict[str, Dat
     return out
 
 
+def committed_watermark_ms(state_dir: str | Path) -> int | None:
+    """The lowest, over the record types' queries, of the watermark their last committed batch ran with
+    (from ``STATE/checkpoints/<type>/``: ``commits/<id>`` marks batch ``id`` done, line 2 of
+    ``offsets/<id>`` is its metadata). A query has written every window that ends at or below it to its
+    file sink. A query that has never seen a sample (its watermark is still 0: a cluster without consumer
+    groups has no group offsets) holds nothing back. None until every query has committed a batch and one
+    has seen samples."""
+    marks = []
+    for rtype in AGGREGATORS:
+        cp = Path(state_dir) / "checkpoints" / rtype
+        commits = cp / "commits"
+        done = [int(f.name) for f in commits.iterdir() if f.name.isdigit()] if commits.is_dir() else []
+        if not done:
+            return None
+        lines = (cp / "offsets" / str(max(done))).read_text().splitlines()
+        mark = int((orjson.loads(lines[1]) if len(lines) > 1 else {}).get("batchWatermarkMs", 0))
+        if mark > 0:
+            marks.append(mark)
+    return min(marks) if marks else None
+
+
 def _emitted_path(out_dir: Path) -> Path:
     return out_dir / "emitted.json"
 
@@ -153,9 +174,10 @@ def emit_ready_windows(spark: SparkSession, state_dir: str | Path, out_dir: str 
                        watermark_ms: int | None = None) -> list[int]:
     """Snapshot every closed window not emitted yet; returns the windows emitted now.
 
-    A window is closed when its partition aggregates exist (the file sink writes a window only once the
-    watermark passed it) and, when ``watermark_ms`` is given, its end is at or below it (so every type's
-    query has closed it too).
+    A window is closed when its partition aggregates exist and its end is at or below the watermark of
+    every record type's last committed batch (:func:`committed_watermark_ms`), so that each type's file
+    sink holds it: the queries run independently, and one stopped in the middle may be a window behind the
+    others. ``watermark_ms``, when given (a running job's lowest live watermark), bounds it further.
     """
     from kafka_balancer.model.snapshot_io import snapshot_from_dict, write_snapshot
 
@@ -165,9 +187,13 @@ def emit_ready_windows(spark: SparkSession, state_dir: str | Path, out_dir: str 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     w_ms = cfg.window_ms
-    present = sorted(int(r["window"]) for r in aggs["partition"].select("window").distinct().collect())
+    bound = committed_watermark_ms(state_dir)
+    if bound is None:
+        return []
     if watermark_ms is not None:
-        present = [w for w in present if w + w_ms <= watermark_ms]
+        bound = min(bound, watermark_ms)
+    present = sorted(int(r["window"]) for r in aggs["partition"].select("window").distinct().collect())
+    present = [w for w in present if w + w_ms <= bound]
     done = set(emitted_windows(out))
     todo = [w for w in present if w not in done]
     if not todo:
