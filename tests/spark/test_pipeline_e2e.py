@@ -80,7 +80,12 @@ def test_cli_pipeline_writes_snapshot_report_and_fails_clearly(
     assert read_snapshot(out).n_partitions == clean_samples.snap.n_partitions
     report = orjson.loads((tmp_path / "snap.report.json").read_bytes())
     assert report["valid_partitions"] == clean_samples.snap.n_partitions
-    assert "cpu model" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "cpu model" in captured.out
+    # Progress: one line per finished step, in order, with its time.
+    steps = [line.split(":")[1].strip() for line in captured.err.splitlines() if line.startswith("pipeline: ")]
+    assert steps[0].startswith("starting Spark") and "partition aggregate" in steps
+    assert steps.index("partition aggregate") < steps.index("CPU model fit") < steps.index("summaries")
     # Bad flags fail before any Spark work, with one line and a hint, no traceback.
     rc = main(["snapshot", "--samples", str(clean_samples.path), "--out", str(tmp_path / "x.json"),
                "--windows", "4", "--min-valid-windows", "10"])

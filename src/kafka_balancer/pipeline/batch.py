@@ -76,8 +76,9 @@ def closed_windows(spans: list[tuple[int, int]], window_ms: int, count: int) -> 
 
 def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -> BatchResult:
     """The heavy part (scan and window aggregates of the samples) runs once: the partition aggregate is
-    cached and tells the cluster and the windows; the other aggregates are computed, filtered to them, in
-    the first action of :func:`window_tables`, whose cached tables every later step reads."""
+    stored first and tells the cluster and the windows; the broker and replica aggregates and the group
+    deltas are computed, filtered to them, and stored; the topic-broker points go to
+    :func:`window_tables` raw, whose stored tables every later step reads."""
     held: list[DataFrame] = []
     try:
         with step(spark, "sample files listed, schemas read"):

@@ -6,6 +6,8 @@ when available, the window just before them (the base of the first interval).
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,6 +26,8 @@ from kafka_balancer.pipeline.rates import (
     replica_deltas,
     topic_broker_rates,
 )
+
+log = logging.getLogger("kafka_balancer.pipeline")
 
 
 @dataclass
@@ -45,14 +49,17 @@ class WindowTables:
 @contextmanager
 def step(spark: SparkSession, label: str) -> Iterator[None]:
     """Spark jobs started inside carry ``kafka-balancer: <label>`` as their description, which the Spark UI
-    and the event log show (``bench/pipeline_profile.py`` sums the time of each step from it)."""
+    and the event log show (``bench/pipeline_profile.py`` sums the time of each step from it). A finished
+    step is logged (logger ``kafka_balancer.pipeline``, INFO) with its time: the CLI's progress lines."""
     sc = spark.sparkContext
     before = sc.getLocalProperty("spark.job.description")
     sc.setJobDescription(f"kafka-balancer: {label}")
+    t0 = time.perf_counter()
     try:
         yield
     finally:
         sc.setLocalProperty("spark.job.description", before)  # type: ignore[arg-type]  # None clears it
+    log.info("%s: %.1f s", label, time.perf_counter() - t0)
 
 
 def materialise(df: DataFrame, held: list[DataFrame], label: str) -> DataFrame:
@@ -103,11 +110,13 @@ def window_tables(
     """Rates, loads, validity and CPU split for ``windows`` (aggregates may hold earlier windows too).
 
     ``group_deltas_df``: the group deltas when the caller already has them (then ``aggs`` needs no
-    ``group_offset``). ``held``: frames the caller cached for this computation, released with the tables.
+    ``group_offset``). ``aggs["topic_broker"]``: the topic-broker window aggregate, or the raw points
+    (see :func:`topic_broker_rates`). ``held``: frames the caller stored for this computation, released
+    with the tables.
 
-    The per-window inputs are computed in one action (the partition window table, cached), then the
-    broker windows, the broker traffic and the CPU split each in one more; each later step reads the
-    cached tables, none re-runs the aggregation.
+    Each step is one action whose result is stored (:func:`materialise`): the topic-broker rates, the
+    partition window table, the broker windows, the broker traffic, the CPU split and the broker table;
+    each later step reads the stored tables, none re-runs the aggregation.
     """
     held = list(held or [])
     keep = F.col("window").isin(windows)
