@@ -30,13 +30,18 @@ class Aggregator(Protocol):
     def __call__(self, samples: DataFrame, window_ms: int, event_time: bool = True) -> DataFrame: ...
 
 
+def window_start(window_ms: int) -> Column:
+    """The start (ms) of the epoch-aligned window holding a sample's ``ts``: ``ts - ts mod window``."""
+    return F.col("ts") - F.pmod(F.col("ts"), F.lit(window_ms))
+
+
 def _window(window_ms: int, event_time: bool) -> Column:
     """The window key. ``event_time``: Spark's time window on ``event_time`` (what a streaming aggregation
-    with a watermark needs); else the same epoch-aligned start computed from ``ts`` directly
-    (``ts - ts mod window``), which is cheaper in a batch job."""
+    with a watermark needs); else the same start from :func:`window_start`, which is cheaper in a batch
+    job."""
     if event_time:
         return F.window("event_time", f"{window_ms} milliseconds").alias("w")
-    return (F.col("ts") - F.pmod(F.col("ts"), F.lit(window_ms))).alias("window")
+    return window_start(window_ms).alias("window")
 
 
 def _grouped(samples: DataFrame, rtype: str, keys: list[str]) -> tuple[DataFrame, list[str]]:

@@ -16,7 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from kafka_balancer.errors import InputError
-from kafka_balancer.pipeline.aggregate import AGGREGATORS
+from kafka_balancer.pipeline.aggregate import AGGREGATORS, window_start
 from kafka_balancer.pipeline.assemble import broker_summary, partition_summary, snapshot_dict
 from kafka_balancer.pipeline.completeness import check, completeness_report, missing_reason
 from kafka_balancer.pipeline.config import PipelineConfig
@@ -105,7 +105,7 @@ def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -
                                f"{t} aggregate")
                 for t in ("broker", "replica")}
         aggs["partition"] = part.where(sel)
-        tb_window = F.col("ts") - F.pmod(F.col("ts"), F.lit(cfg.window_ms))
+        tb_window = window_start(cfg.window_ms)
         aggs["topic_broker"] = by_type["topic_broker"].where(
             (F.col("cluster") == cluster) & (tb_window >= base) & (tb_window <= windows[-1])
         ).select("cluster", "broker", "topic", "ts", "bytes_in", "bytes_out")

@@ -26,6 +26,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from kafka_balancer.pipeline.aggregate import window_start
+
 
 def _adjacent_prev(keys: list[str], window_ms: int, cols: list[str]) -> tuple[Column, Column]:
     """(previous window's struct of ``cols``, whether it is the adjacent window)."""
@@ -46,8 +48,7 @@ def counter_intervals(points: DataFrame, keys: list[str], window_ms: int, fields
     the interval's end), end_ts, dt (ms) and d_<field>. An interval counts only when its start lies in the
     same window or the one just before. ``points``: cluster, keys, ts and ``fields`` (raw samples, or
     :func:`counter_points` of a window aggregate)."""
-    win = F.col("ts") - F.pmod(F.col("ts"), F.lit(window_ms))
-    pts = points.select("cluster", *keys, win.alias("window"), "ts", *fields)
+    pts = points.select("cluster", *keys, window_start(window_ms).alias("window"), "ts", *fields)
     w = Window.partitionBy("cluster", *keys).orderBy("ts")
     iv = pts.select(
         "cluster", *keys, "window", F.col("ts").alias("end_ts"),
@@ -60,19 +61,18 @@ def counter_intervals(points: DataFrame, keys: list[str], window_ms: int, fields
     )
 
 
-def rate_stats(field: str, prefix: str, scale: Column | float = 1000.0, p95: bool = True) -> list[Column]:
-    """Aggregates over kept intervals: mean (sum of deltas over sum of dt), max and (when ``p95``; null
-    otherwise) the 95th percentile of the interval rates."""
+def rate_stats(field: str, prefix: str, scale: Column | float = 1000.0) -> list[Column]:
+    """Aggregates over kept intervals: mean (sum of deltas over sum of dt), max and p95 of interval rates."""
     sc = scale if isinstance(scale, Column) else F.lit(scale)
     rate = F.col(field) / F.col("dt") * sc
     return [
         (F.try_divide(F.sum(field), F.sum("dt")) * sc).alias(prefix),
         F.max(rate).alias(f"{prefix}_max"),
-        (F.percentile(rate, F.lit(0.95)) if p95 else F.lit(None).cast("double")).alias(f"{prefix}_p95"),
+        F.percentile(rate, F.lit(0.95)).alias(f"{prefix}_p95"),
     ]
 
 
-def broker_cpu_rates(broker_agg: DataFrame, window_ms: int, p95: bool = True) -> DataFrame:
+def broker_cpu_rates(broker_agg: DataFrame, window_ms: int) -> DataFrame:
     """Per broker and window: ``cpu`` (% of the broker, mean), ``cpu_max``, ``cpu_p95``, ``cpu_intervals``,
     and ``restarts`` (intervals whose CPU counter went down)."""
     keys = ["cluster", "broker", "window"]
@@ -81,7 +81,7 @@ def broker_cpu_rates(broker_agg: DataFrame, window_ms: int, p95: bool = True) ->
     # cpu-seconds per ms -> percent of the broker per ms, so that the rate below is in percent
     iv = iv.withColumn("d_pct", F.col("d_v") * F.lit(100_000.0) / F.greatest(F.col("cores"), F.lit(1)))
     ok = iv.where(F.col("d_v") >= 0)
-    stats = ok.groupBy(*keys).agg(*rate_stats("d_pct", "cpu", 1.0, p95), F.count(F.lit(1)).alias("cpu_intervals"))
+    stats = ok.groupBy(*keys).agg(*rate_stats("d_pct", "cpu", 1.0), F.count(F.lit(1)).alias("cpu_intervals"))
     restarts = iv.where(F.col("d_v") < 0).groupBy(*keys).agg(F.count(F.lit(1)).alias("restarts"))
     return (
         broker_agg.drop("pts")
@@ -100,7 +100,7 @@ def restart_intervals(broker_agg: DataFrame, window_ms: int) -> DataFrame:
 TB_FIELDS = ["bytes_in", "bytes_out"]
 
 
-def topic_broker_rates(tb: DataFrame, broker_agg: DataFrame, window_ms: int, p95: bool = True) -> DataFrame:
+def topic_broker_rates(tb: DataFrame, broker_agg: DataFrame, window_ms: int) -> DataFrame:
     """Per broker, topic and window: ``in_rate`` and ``out_rate`` (bytes/s, mean; with _max/_p95).
     Intervals with a negative delta, or in which the broker's CPU counter reset, are dropped.
 
@@ -118,8 +118,8 @@ def topic_broker_rates(tb: DataFrame, broker_agg: DataFrame, window_ms: int, p95
         & F.col("restart").isNull()
     )
     return ok.groupBy("cluster", "broker", "topic", "window").agg(
-        *rate_stats("d_bytes_in", "in_rate", p95=p95),
-        *rate_stats("d_bytes_out", "out_rate", p95=p95),
+        *rate_stats("d_bytes_in", "in_rate"),
+        *rate_stats("d_bytes_out", "out_rate"),
         F.count(F.lit(1)).alias("tb_intervals"),
     )
 
