@@ -48,8 +48,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def progress_lines() -> Iterator[None]:
-    """Each finished pipeline step as a line on stderr (``pipeline: replica aggregate: 17.1 s``)."""
+def progress_lines() -> Iterator[logging.Logger]:
+    """Each finished pipeline step as a line on stderr (``pipeline: replica aggregate: 17.1 s``); yields the
+    pipeline's logger, for lines of the caller's own."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("pipeline: %(message)s"))
     log = logging.getLogger("kafka_balancer.pipeline")
@@ -58,7 +59,7 @@ def progress_lines() -> Iterator[None]:
     log.setLevel(logging.INFO)
     log.propagate = False  # printed once, here, whatever the root logger does
     try:
-        yield
+        yield log
     finally:
         log.removeHandler(handler)
         log.setLevel(level)
@@ -82,9 +83,9 @@ def run_batch_cli(args: argparse.Namespace) -> int:
     stem = out.with_suffix("") if out.suffix == ".json" else out
     tables = Path(args.tables) if args.tables else stem.with_name(stem.name + ".windows")
     report = Path(args.report) if args.report else stem.with_name(stem.name + ".report.json")
-    print(f"pipeline: starting Spark ({args.master})", file=sys.stderr, flush=True)
-    spark = spark_from_args(args)
-    with progress_lines():
+    with progress_lines() as log:
+        log.info("starting Spark (%s)", args.master)
+        spark = spark_from_args(args)
         result = run_batch(spark, args.samples, cfg, out=out, tables_dir=tables, report_path=report)
     result.release()  # everything is written; the stored tables are not needed any more
     for line in summary_lines(result.report):
