@@ -116,12 +116,20 @@ def pandas_aggregation(d: Path) -> float:
     return time.perf_counter() - t0
 
 
+def batch_job(spark: Any, samples: Path, out: Path) -> Any:
+    """The benchmarked job, also profiled by ``bench/pipeline_profile.py``: ``run_batch`` over 6 windows of
+    5 minutes, with the snapshot, the window tables and the report written under ``out``."""
+    from kafka_balancer.pipeline.batch import run_batch
+    from kafka_balancer.pipeline.config import PipelineConfig
+
+    return run_batch(spark, samples, PipelineConfig(window_ms=W_MS, windows=6), out=out / "snap.json",
+                     tables_dir=out / "tables", report_path=out / "report.json")
+
+
 def spark_run(d: Path, driver_memory: str, shuffle: int) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
     from kafka_balancer.pipeline.aggregate import AGGREGATORS
-    from kafka_balancer.pipeline.batch import run_batch
-    from kafka_balancer.pipeline.config import PipelineConfig
     from kafka_balancer.pipeline.read import read_samples_by_type
     from kafka_balancer.pipeline.session import get_spark, spark_conf
 
@@ -135,8 +143,7 @@ def spark_run(d: Path, driver_memory: str, shuffle: int) -> dict[str, Any]:
         shutil.rmtree(out, ignore_errors=True)
         load1 = loadavg()
         t0 = time.perf_counter()
-        res = run_batch(spark, d, PipelineConfig(window_ms=W_MS, windows=6), out=out / "snap.json",
-                        tables_dir=out / "tables", report_path=out / "report.json")
+        res = batch_job(spark, d, out)
         t_e2e = time.perf_counter() - t0
         load2 = loadavg()
         res.release()

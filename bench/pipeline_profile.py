@@ -20,16 +20,14 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-W_MS = 300_000
 PREFIX = "kafka-balancer: "
 
 
 def run(samples: Path, log_dir: Path, driver_memory: str, shuffle: int,
         conf: dict[str, str]) -> tuple[float, float]:
     """Seconds end to end, and the wall-clock time the run started at."""
-    from kafka_balancer.pipeline.batch import run_batch
-    from kafka_balancer.pipeline.config import PipelineConfig
     from kafka_balancer.pipeline.session import get_spark, spark_conf
+    from pipeline import batch_job  # bench/pipeline.py: the same job as the throughput benchmark
 
     spark = get_spark(spark_conf(driver_memory=driver_memory, shuffle_partitions=shuffle, extra={
         "spark.eventLog.enabled": "true", "spark.eventLog.dir": log_dir.as_uri(),
@@ -37,11 +35,9 @@ def run(samples: Path, log_dir: Path, driver_memory: str, shuffle: int,
     }))
     try:
         spark.range(1).count()  # JVM up, as bench/pipeline.py's start-up
-        out = log_dir / "out"
         started = time.time()
         t0 = time.perf_counter()
-        res = run_batch(spark, samples, PipelineConfig(window_ms=W_MS, windows=6), out=out / "snap.json",
-                        tables_dir=out / "tables", report_path=out / "report.json")
+        res = batch_job(spark, samples, log_dir / "out")
         secs = time.perf_counter() - t0
         res.release()
         return secs, started
