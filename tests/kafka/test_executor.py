@@ -98,7 +98,11 @@ def test_plan_with_replica_and_leader_moves_executes_and_verifies(kafka_cluster,
 
 
 def test_broker_killed_mid_execution_is_reported_and_execution_resumes(kafka_cluster, tmp_path):
-    cur = make_topic(kafka_cluster, "ex-fault", 3, 2, mb=6)
+    # Kafka's replication quota measures its rate over at least (samples - 1) one-second windows, so a
+    # fresh throttle lets about 10 s worth of quota through at once. At 1 MB/s that burst (10 MB) held
+    # more than broker 3 had to fetch, and on a slow CI machine the move finished before the kill
+    # landed. At 100 KB/s the burst is 1 MB against 3 MB per partition: the move outlasts the kill.
+    cur = make_topic(kafka_cluster, "ex-fault", 3, 2, mb=9)
     # Every partition gets broker 3 (the victim) as a new replica.
     entries = []
     for p, reps in sorted(cur.items()):
@@ -109,7 +113,7 @@ def test_broker_killed_mid_execution_is_reported_and_execution_resumes(kafka_clu
         entries.append(PlanEntry("ex-fault", p, tuple(target)))
     plan = Plan(tuple(entries))
     ex = executor(kafka_cluster, tmp_path / "j.jsonl",
-                  ExecOptions(throttle=1_000_000, poll_s=0.3, progress=False, verify_timeout_s=90))
+                  ExecOptions(throttle=100_000, poll_s=0.3, progress=False, verify_timeout_s=90))
     out: dict = {}
 
     def work() -> None:
