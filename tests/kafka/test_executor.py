@@ -151,7 +151,9 @@ def test_executor_killed_mid_plan_then_resume_finishes(kafka_cluster, tmp_path):
     journal = tmp_path / "j.jsonl"
     cli = [sys.executable, "-m", "kafka_balancer.cli.main", "execute", "--bootstrap", kafka_cluster.bootstrap,
            "--journal", str(journal), "--yes", "--no-progress", "--poll", "0.3"]
-    proc = subprocess.Popen([*cli, "--plan", str(plan_file), "--throttle", "500K"],
+    # 100 KB/s: Kafka's quota lets about 1 MB through at once, half a partition, so the plan cannot
+    # finish before the kill (the resume then runs at 20 MB/s).
+    proc = subprocess.Popen([*cli, "--plan", str(plan_file), "--throttle", "100K"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and "submit" not in [e["e"] for e in Journal(journal).read()]:
