@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 from kafka_balancer.errors import InputError
 from kafka_balancer.pipeline.aggregate import broker_window_agg, partition_window_agg, window_aggregates
 from kafka_balancer.pipeline.completeness import check, completeness_report
-from kafka_balancer.pipeline.cpu_model import FIXED_WEIGHTS, solve
+from kafka_balancer.pipeline.cpu_model import FIXED_WEIGHTS, CpuModel, broker_traffic, solve, split_cpu
 from kafka_balancer.pipeline.loads import partition_loads
 from kafka_balancer.pipeline.rates import (
     broker_cpu_rates,
@@ -171,6 +171,32 @@ def test_cpu_model_recovers_exact_weights_and_falls_back_when_short() -> None:
     assert m.rmse is not None and m.rmse < 1e-6 and m.r2 == pytest.approx(1.0)
     short = solve({**g, "windows": 2.0})
     assert not short.fitted and short.weights == FIXED_WEIGHTS and "too little history" in short.reason
+
+
+def test_cpu_split_spreads_each_brokers_cpu_by_weighted_traffic(spark: Any) -> None:
+    # weights a, b, c = 1, 0.5, 0.25. Traffic (from the partitions below):
+    #   broker 1 leads t/0 (in 100, out 200) and follows t/1 (in 50): weighted 100 + 100 + 12.5 = 212.5;
+    #   broker 2 leads t/1 (in 50, out 50) and follows t/0 (in 100): 50 + 25 + 25 = 100;
+    #   broker 3 follows t/1: 12.5, and has no CPU measurement, so it takes the cluster's CPU per weighted
+    #   byte, (42.5 + 30) / (212.5 + 100) = 0.232. t/2 has no leader: no leader CPU, no follower CPU.
+    pw = spark.createDataFrame(
+        [("c", "t", 0, 0, 1, [1, 2], 100.0, 200.0, True), ("c", "t", 1, 0, 2, [2, 3, 1], 50.0, 50.0, True),
+         ("c", "t", 2, 0, None, [3, 1], 10.0, 0.0, False)],
+        "cluster string, topic string, partition int, window long, leader int, replicas array<int>, "
+        "nw_in double, nw_out double, pw_valid boolean",
+    )
+    bw = spark.createDataFrame([("c", 1, 0, 42.5), ("c", 2, 0, 30.0), ("c", 3, 0, None)],
+                               "cluster string, broker int, window long, cpu double")
+    model = CpuModel((1.0, 0.5, 0.25), (0.57, 0.29, 0.14), True, "fitted", 3, 1, None, None, None)
+    out = split_cpu(pw, bw, broker_traffic(pw), model)
+    assert out.columns == [*pw.columns, "cpu_leader", "cpu_follower"]
+    rows = {r["partition"]: r for r in out.collect()}
+    assert len(rows) == 3 and rows[2]["pw_valid"] is False  # the other columns pass through
+    assert rows[0]["cpu_leader"] == pytest.approx(0.2 * 200.0)  # 42.5 / 212.5 per weighted byte
+    assert rows[0]["cpu_follower"] == pytest.approx(0.3 * 25.0)  # broker 2: 30 / 100
+    assert rows[1]["cpu_leader"] == pytest.approx(0.3 * 75.0)
+    assert rows[1]["cpu_follower"] == pytest.approx((0.232 * 12.5 + 0.2 * 12.5) / 2)  # mean of brokers 3 and 1
+    assert rows[2]["cpu_leader"] is None and rows[2]["cpu_follower"] == 0.0
 
 
 def test_completeness_fails_clearly_under_the_threshold() -> None:

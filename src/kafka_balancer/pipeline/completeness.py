@@ -34,7 +34,8 @@ def window_min_samples(pw: DataFrame, bw: DataFrame, min_sample_ratio: float) ->
 
 def mark_valid(pw: DataFrame, bw: DataFrame, min_sample_ratio: float) -> tuple[DataFrame, DataFrame]:
     """Adds ``pw_valid`` to partition windows and ``cpu_valid`` to broker windows."""
-    ms = window_min_samples(pw, bw, min_sample_ratio)
+    # one row per window: sent to every task, so the partition rows are not shuffled for it
+    ms = F.broadcast(window_min_samples(pw, bw, min_sample_ratio))
     pw = pw.join(ms, ["cluster", "window"], "left").withColumn(
         "pw_valid",
         (F.col("n") >= F.col("min_samples")) & F.col("nw_in").isNotNull() & F.col("disk").isNotNull(),

@@ -17,16 +17,16 @@ is 4000 B/s, so p0 gets 3000 B/s and p1 1000 B/s.
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 PW_KEYS = ["cluster", "topic", "partition", "window"]
 
 
-def split_topic_rates(pdel: DataFrame, tb_rates: DataFrame, gdel: DataFrame) -> DataFrame:
-    """Adds ``nw_in_jmx`` and ``consumer_jmx`` (with _max/_p95) from the topic-broker rates."""
+def split_topic_rates(df: DataFrame, tb_rates: DataFrame) -> DataFrame:
+    """Adds ``nw_in_jmx`` and ``consumer_jmx`` (with _max/_p95) from the topic-broker rates. ``df``: the
+    partition deltas with the group deltas joined (``committed_rate``)."""
     lead = Window.partitionBy("cluster", "topic", "leader", "window")
-    df = pdel.join(gdel.select(*PW_KEYS, "d_committed", "committed_rate"), PW_KEYS, "left")
     df = df.select(
         "*",
         F.sum("leo_rate").over(lead).alias("_leo_tot"),
@@ -39,6 +39,7 @@ def split_topic_rates(pdel: DataFrame, tb_rates: DataFrame, gdel: DataFrame) -> 
     out_share = F.when(F.col("_cons_tot") > 0,
                        F.coalesce(F.col("committed_rate"), F.lit(0.0)) / F.col("_cons_tot"))
     df = df.select("*", in_share.alias("in_share"), F.coalesce(out_share, in_share).alias("out_share"))
+    # the window above partitions by the same keys as this join: the partition rows are not shuffled again
     tb = tb_rates.withColumnRenamed("broker", "leader")
     df = df.join(tb, ["cluster", "topic", "leader", "window"], "left")
     split = [
@@ -49,23 +50,34 @@ def split_topic_rates(pdel: DataFrame, tb_rates: DataFrame, gdel: DataFrame) -> 
     return df.select("*", *split).drop("_leo_tot", "_cons_tot", "_led")
 
 
-def leader_replica_sizes(rdel: DataFrame, pdel: DataFrame) -> DataFrame:
-    """Per partition and window: the leader replica's last size and delta, and the largest replica size."""
-    leaders = pdel.select(*PW_KEYS, F.col("leader").alias("broker"))
-    lr = rdel.join(leaders, [*PW_KEYS, "broker"], "inner").select(
-        *PW_KEYS,
-        F.col("last_size").alias("leader_size"),
-        F.col("d_size").alias("leader_d_size"),
-        F.col("span_ms").alias("size_span_ms"),
+def replica_sizes(rdel: DataFrame) -> DataFrame:
+    """Per partition and window: ``max_size`` (the largest replica's last size) and ``sizes``, every
+    replica's (broker, last_size, d_size, span_ms), from which :func:`partition_loads` picks the leader's.
+    One aggregation: the replica rows are shuffled once, by the partition window keys."""
+    return rdel.groupBy(*PW_KEYS).agg(
+        F.max("last_size").alias("max_size"),
+        F.collect_list(F.struct("broker", "last_size", "d_size", "span_ms")).alias("sizes"),
     )
-    biggest = rdel.groupBy(*PW_KEYS).agg(F.max("last_size").alias("max_size"))
-    return biggest.join(lr, PW_KEYS, "left")
+
+
+def _leader_entry(field: str) -> Column:
+    """``field`` of the leader's entry in ``sizes`` (null when the leader replica has no size)."""
+    mine = F.filter("sizes", lambda r: r["broker"] == F.col("leader"))
+    return F.get(mine, 0).getField(field)
 
 
 def partition_loads(pdel: DataFrame, tb_rates: DataFrame, rdel: DataFrame, gdel: DataFrame) -> DataFrame:
     """The partition window table: nw_in, nw_out, disk (+ max/p95 of the network rates) per window."""
-    df = split_topic_rates(pdel, tb_rates, gdel)
-    df = df.join(leader_replica_sizes(rdel, pdel), PW_KEYS, "left")
+    # both joins on the partition window keys first (one shuffle of the partition rows), then the
+    # per-topic-and-leader split
+    df = pdel.join(gdel.select(*PW_KEYS, "d_committed", "committed_rate"), PW_KEYS, "left")
+    df = df.join(replica_sizes(rdel), PW_KEYS, "left").select(
+        "*",
+        _leader_entry("last_size").alias("leader_size"),
+        _leader_entry("d_size").alias("leader_d_size"),
+        _leader_entry("span_ms").alias("size_span_ms"),
+    ).drop("sizes")
+    df = split_topic_rates(df, tb_rates)
     msgs = F.col("last_leo") - F.col("last_lso")
     bpm = F.when(msgs > 0, F.coalesce(F.col("leader_size"), F.col("max_size")) / msgs)
     span = F.when(F.col("size_span_ms") > 0, F.col("size_span_ms"))
