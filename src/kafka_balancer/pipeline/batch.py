@@ -21,7 +21,8 @@ from kafka_balancer.pipeline.assemble import broker_summary, partition_summary, 
 from kafka_balancer.pipeline.completeness import check, completeness_report, missing_reason
 from kafka_balancer.pipeline.config import PipelineConfig
 from kafka_balancer.pipeline.cpu_model import CpuModel
-from kafka_balancer.pipeline.rates import group_deltas
+from kafka_balancer.pipeline.file_windows import first_last_frame, parquet_files, topic_broker_rates_frame
+from kafka_balancer.pipeline.rates import group_deltas, restart_intervals
 from kafka_balancer.pipeline.read import read_samples_by_type
 from kafka_balancer.pipeline.tables import WindowTables, drop, materialise, step, window_tables
 
@@ -74,18 +75,26 @@ def closed_windows(spans: list[tuple[int, int]], window_ms: int, count: int) -> 
     return sorted(w for w, _ in spans if w < open_start)[-count:]
 
 
-def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -> BatchResult:
+def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig, engine: str = "auto") -> BatchResult:
     """The heavy part (scan and window aggregates of the samples) runs once: the partition aggregate is
     stored first and tells the cluster and the windows; the broker and replica aggregates and the group
-    deltas are computed, filtered to them, and stored; the topic-broker points go to
-    :func:`window_tables` raw, whose stored tables every later step reads."""
+    deltas are computed, filtered to them, and stored; then the topic-broker rates and the window tables.
+
+    ``engine``: ``auto`` aggregates plain Parquet samples per window with Arrow (:mod:`file_windows`: no
+    shuffle of the samples) and anything else with Spark SQL; ``sql`` always uses Spark SQL."""
+    if engine not in ("auto", "sql"):
+        raise InputError(f"unknown engine {engine!r}", hint="use 'auto' or 'sql'")
     held: list[DataFrame] = []
     try:
         with step(spark, "sample files listed, schemas read"):
             by_type = read_samples_by_type(spark, samples_dir, held)
+            files = parquet_files(samples_dir) if engine == "auto" else None
         if cfg.cluster is not None:
             by_type = {t: df.where(F.col("cluster") == cfg.cluster) for t, df in by_type.items()}
-        part = AGGREGATORS["partition"](by_type["partition"], cfg.window_ms, False)
+        if files is not None:
+            part = first_last_frame(spark, files["partition"], "partition", cfg.window_ms, cfg.cluster)
+        else:
+            part = AGGREGATORS["partition"](by_type["partition"], cfg.window_ms, False)
         part = materialise(part, held, "partition aggregate")
         with step(spark, "windows"):
             spans = window_spans(part)
@@ -98,25 +107,37 @@ def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -
             )
         base = windows[0] - cfg.window_ms
         sel = (F.col("cluster") == cluster) & (F.col("window") >= base) & (F.col("window") <= windows[-1])
-        # Each record type is scanned and aggregated once, here, and stored; the group offsets are reduced
-        # to their per-partition deltas before they are stored. The topic-broker byte counters go to the
-        # window step as raw points (their rates need every point in time order, not a window aggregate).
-        aggs = {t: materialise(AGGREGATORS[t](by_type[t], cfg.window_ms, False).where(sel), held,
-                               f"{t} aggregate")
-                for t in ("broker", "replica")}
-        aggs["partition"] = part.where(sel)
-        tb_window = window_start(cfg.window_ms)
-        aggs["topic_broker"] = by_type["topic_broker"].where(
-            (F.col("cluster") == cluster) & (tb_window >= base) & (tb_window <= windows[-1])
-        ).select("cluster", "broker", "topic", "ts", "bytes_in", "bytes_out")
-        gdel = materialise(
-            group_deltas(AGGREGATORS["group_offset"](by_type["group_offset"], cfg.window_ms, False).where(sel),
-                         cfg.window_ms),
-            held,
-            "group offset deltas",
-        )
+        aggs = {"broker": materialise(AGGREGATORS["broker"](by_type["broker"], cfg.window_ms, False).where(sel),
+                                      held, "broker aggregate"),
+                "partition": part.where(sel)}
+        if files is not None:
+            span = list(range(base, windows[-1] + 1, cfg.window_ms))
+            aggs["replica"] = materialise(
+                first_last_frame(spark, files["replica"], "replica", cfg.window_ms, cluster, span), held,
+                "replica aggregate")
+            group = first_last_frame(spark, files["group_offset"], "group_offset", cfg.window_ms, cluster, span)
+            with step(spark, "broker restarts"):
+                restarts = {(int(r["broker"]), int(r["end_ts"]))
+                            for r in restart_intervals(aggs["broker"], cfg.window_ms).collect()}
+            tb_rates = topic_broker_rates_frame(spark, files["topic_broker"], cfg.window_ms, cluster, windows,
+                                                restarts)
+        else:
+            # Each record type is scanned and aggregated once, here, and stored. The topic-broker byte
+            # counters go to the window step as raw points (their rates need every point in time order, not
+            # a window aggregate).
+            aggs["replica"] = materialise(
+                AGGREGATORS["replica"](by_type["replica"], cfg.window_ms, False).where(sel), held,
+                "replica aggregate")
+            group = AGGREGATORS["group_offset"](by_type["group_offset"], cfg.window_ms, False).where(sel)
+            tb_window = window_start(cfg.window_ms)
+            aggs["topic_broker"] = by_type["topic_broker"].where(
+                (F.col("cluster") == cluster) & (tb_window >= base) & (tb_window <= windows[-1])
+            ).select("cluster", "broker", "topic", "ts", "bytes_in", "bytes_out")
+            tb_rates = None
+        # the group offsets are reduced to their per-partition deltas before they are stored
+        gdel = materialise(group_deltas(group, cfg.window_ms), held, "group offset deltas")
         tables = window_tables(aggs, cfg.window_ms, windows, cfg.min_sample_ratio, cfg.cpu_min_obs,
-                               cfg.cpu_min_windows, group_deltas_df=gdel, held=held)
+                               cfg.cpu_min_windows, group_deltas_df=gdel, held=held, tb_rates_df=tb_rates)
     except BaseException:
         for df in held:
             drop(df)
@@ -177,9 +198,11 @@ def run_batch(
     out: str | Path | None = None,
     tables_dir: str | Path | None = None,
     report_path: str | Path | None = None,
+    engine: str = "auto",
 ) -> BatchResult:
-    """The whole batch job; raises InputError (after writing the report) when completeness is too low."""
-    result = compute(spark, samples_dir, cfg)
+    """The whole batch job; raises InputError (after writing the report) when completeness is too low.
+    ``engine``: see :func:`compute`."""
+    result = compute(spark, samples_dir, cfg, engine)
     if out is not None:
         try:
             check(result.report)
