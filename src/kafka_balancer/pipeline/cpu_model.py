@@ -144,7 +144,7 @@ def split_cpu(pw: DataFrame, bw: DataFrame, traffic: DataFrame, model: CpuModel)
 
     Each broker's measured CPU in a window is spread over its replicas by weighted traffic; a broker with
     no CPU measurement in that window uses the cluster's CPU per weighted byte in that window instead.
-    The follower value of a partition is the mean over its followers (0 without one).
+    The follower value of a partition is the mean over its followers.
     """
     a, b, c = model.weights
     tw = traffic.withColumn("wt", F.lit(a) * F.col("lin") + F.lit(b) * F.col("lout") + F.lit(c) * F.col("fin"))
@@ -157,21 +157,16 @@ def split_cpu(pw: DataFrame, bw: DataFrame, traffic: DataFrame, model: CpuModel)
         "cluster", "broker", "window",
         F.coalesce(F.when(F.col("wt") > 0, F.col("cpu") / F.col("wt")), F.col("k_cluster")).alias("k"),
     )
-    # One row per window with every broker's factor as a map, sent to every task: the replicas are
-    # costed in place, from the partition row's own array, without a shuffle of the partition windows.
-    kmap = k.groupBy("cluster", "window").agg(
-        F.map_from_entries(F.collect_list(F.struct("broker", "k"))).alias("_k")
+    reps = pw.select("cluster", "topic", "partition", "window", "leader", "nw_in", "nw_out",
+                     F.explode("replicas").alias("broker"))
+    reps = reps.join(k, ["cluster", "broker", "window"], "left")
+    lead = F.col("broker") == F.col("leader")
+    cost = F.when(lead, F.lit(a) * F.col("nw_in") + F.lit(b) * F.col("nw_out")).otherwise(F.lit(c) * F.col("nw_in"))
+    reps = reps.withColumn("rcpu", F.col("k") * cost)
+    per_p = reps.groupBy("cluster", "topic", "partition", "window").agg(
+        F.max(F.when(lead, F.col("rcpu"))).alias("cpu_leader"),
+        F.avg(F.when(~lead, F.col("rcpu"))).alias("cpu_follower"),
     )
-    df = pw.join(F.broadcast(kmap), ["cluster", "window"], "left")
-    leader_cost = F.lit(a) * F.col("nw_in") + F.lit(b) * F.col("nw_out")
-    cpu_leader = F.when(F.array_contains("replicas", F.col("leader")),
-                        F.try_element_at("_k", F.col("leader")) * leader_cost)
-    followers = F.filter("replicas", lambda r: r != F.col("leader"))
-    costs = F.filter(F.transform(followers, lambda r: F.try_element_at("_k", r) * F.lit(c) * F.col("nw_in")),
-                     lambda x: x.isNotNull())
-    mean = F.aggregate(costs, F.lit(0.0), lambda acc, x: acc + x) / F.size(costs)
-    return df.select(
-        *pw.columns,
-        cpu_leader.alias("cpu_leader"),
-        F.when(F.size(costs) > 0, mean).otherwise(F.lit(0.0)).alias("cpu_follower"),
+    return pw.join(per_p, ["cluster", "topic", "partition", "window"], "left").withColumn(
+        "cpu_follower", F.coalesce(F.col("cpu_follower"), F.lit(0.0))
     )
