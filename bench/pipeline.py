@@ -11,9 +11,11 @@ For each size, in this order:
 
 * **start-up**: JVM + SparkSession up (``spark.range(1).count()``), on a fresh JVM;
 * **spark end to end**: ``run_batch`` (read Parquet, window aggregates, rates, loads, completeness, CPU fit
-  and split, snapshot written and validated, window tables written as Parquet), right after start-up;
-  a user's run takes start-up + end to end;
-* **spark aggregation**: only the first stage (window aggregates of every record type, counted), after;
+  and split, snapshot written and validated, window tables written as Parquet), right after start-up, with
+  the default first stage (Arrow per window over the Parquet files); a user's run takes start-up + end to
+  end;
+* **SQL first stage**: start-up and the same job with ``engine="sql"`` (Spark SQL aggregations), on a
+  fresh JVM of its own (a warm JVM favours whichever engine runs second); the two snapshots are compared;
 * **pandas aggregation**: the same first stage with pandas ``groupby`` on the same Parquet files
   (read included), single-threaded. Skipped above ``--pandas-max`` rows (memory).
 
@@ -116,21 +118,19 @@ def pandas_aggregation(d: Path) -> float:
     return time.perf_counter() - t0
 
 
-def batch_job(spark: Any, samples: Path, out: Path) -> Any:
+def batch_job(spark: Any, samples: Path, out: Path, engine: str = "auto") -> Any:
     """The benchmarked job, also profiled by ``bench/pipeline_profile.py``: ``run_batch`` over 6 windows of
-    5 minutes, with the snapshot, the window tables and the report written under ``out``."""
+    5 minutes, with the snapshot, the window tables and the report written under ``out``. ``engine``: the
+    first stage (``auto``: Arrow per window over Parquet, what a user gets; ``sql``: Spark SQL)."""
     from kafka_balancer.pipeline.batch import run_batch
     from kafka_balancer.pipeline.config import PipelineConfig
 
     return run_batch(spark, samples, PipelineConfig(window_ms=W_MS, windows=6), out=out / "snap.json",
-                     tables_dir=out / "tables", report_path=out / "report.json")
+                     tables_dir=out / "tables", report_path=out / "report.json", engine=engine)
 
 
-def spark_run(d: Path, driver_memory: str, shuffle: int) -> dict[str, Any]:
-    from pyspark.sql import functions as F
-
-    from kafka_balancer.pipeline.aggregate import AGGREGATORS
-    from kafka_balancer.pipeline.read import read_samples_by_type
+def spark_run(d: Path, driver_memory: str, shuffle: int, engine: str) -> dict[str, Any]:
+    """Start-up, then the job with ``engine``'s first stage, on a fresh JVM (:func:`spark_run_fresh`)."""
     from kafka_balancer.pipeline.session import get_spark, spark_conf
 
     load0 = loadavg()
@@ -139,36 +139,28 @@ def spark_run(d: Path, driver_memory: str, shuffle: int) -> dict[str, Any]:
     try:
         spark.range(1).count()  # JVM up
         t_start = time.perf_counter() - t0
-        out = d / "out"
+        out = d / f"out-{engine}"
         shutil.rmtree(out, ignore_errors=True)
         load1 = loadavg()
         t0 = time.perf_counter()
-        res = batch_job(spark, d, out)
-        t_e2e = time.perf_counter() - t0
-        load2 = loadavg()
-        res.release()
-        t0 = time.perf_counter()
-        by_type = read_samples_by_type(spark, d)
-        n = 0
-        for t, df in by_type.items():
-            n += AGGREGATORS[t](df, W_MS, False).agg(F.count(F.lit(1))).first()[0]
-        t_agg = time.perf_counter() - t0
-        return {"startup_s": t_start, "e2e_s": t_e2e, "agg_s": t_agg, "valid_ratio": res.report["valid_ratio"],
-                "cpu_fitted": res.cpu_model.fitted, "agg_rows": n, "load_start": load0, "load_e2e": [load1, load2],
-                "load_agg": loadavg()}
+        res = batch_job(spark, d, out, engine)
+        secs = time.perf_counter() - t0
+        return {"startup_s": t_start, "e2e_s": secs, "valid_ratio": res.report["valid_ratio"],
+                "cpu_fitted": res.cpu_model.fitted, "load_start": load0, "load_e2e": [load1, loadavg()]}
     finally:
         spark.stop()
 
 
-def spark_run_fresh(d: Path, driver_memory: str, shuffle: int) -> dict[str, Any]:
-    """:func:`spark_run` in a new Python process, so that every size starts its own JVM (``SparkSession``
-    reuses the JVM of its process after ``stop()``)."""
+def spark_run_fresh(d: Path, driver_memory: str, shuffle: int, engine: str) -> dict[str, Any]:
+    """:func:`spark_run` in a new Python process, so that every run starts its own JVM (``SparkSession``
+    reuses the JVM of its process after ``stop()``, and a warm JVM would favour whichever engine runs
+    second)."""
     import subprocess
 
     import orjson
 
     out = subprocess.run(
-        [sys.executable, __file__, "--spark-one", str(d), "--driver-memory", driver_memory,
+        [sys.executable, __file__, "--spark-one", str(d), "--engine", engine, "--driver-memory", driver_memory,
          "--shuffle-partitions", str(shuffle)],
         check=True, stdout=subprocess.PIPE,
     ).stdout
@@ -176,9 +168,32 @@ def spark_run_fresh(d: Path, driver_memory: str, shuffle: int) -> dict[str, Any]
     return result
 
 
+def snapshot_difference(a_path: Path, b_path: Path) -> float:
+    """The largest relative difference between two snapshots' loads (and cpu model weights are not in a
+    snapshot); raises when anything but a load differs (brokers, topics, partitions, replicas, leaders).
+    Sums taken in another order differ in the last bits, so equal means equal to about 1e-12."""
+    import orjson
+
+    a, b = orjson.loads(a_path.read_bytes()), orjson.loads(b_path.read_bytes())
+    if a["brokers"] != b["brokers"] or len(a["partitions"]) != len(b["partitions"]):
+        raise AssertionError(f"{a_path} and {b_path} differ in their brokers or partition count")
+    worst = 0.0
+    for p, q in zip(a["partitions"], b["partitions"], strict=True):
+        if (p["topic"], p["partition"], p["replicas"], p["leader"]) != (
+                q["topic"], q["partition"], q["replicas"], q["leader"]):
+            raise AssertionError(f"partition {p['topic']}-{p['partition']} differs beyond its load")
+        for role in ("leader", "follower"):
+            for k, v in p["load"][role].items():
+                w = q["load"][role][k]
+                if v != w:
+                    worst = max(worst, abs(v - w) / max(abs(v), abs(w)))
+    return worst
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--spark-one", default=None, help=argparse.SUPPRESS)  # one spark_run, JSON on stdout
+    ap.add_argument("--engine", default="auto", help=argparse.SUPPRESS)  # with --spark-one
     ap.add_argument("--sizes", default="p2100,p4200,p16900,p100900:30",
                     help="target millions of rows (or pPARTITIONS), each optionally :INTERVAL_S (default "
                          "--interval-s)")
@@ -198,7 +213,7 @@ def main() -> int:
     if args.spark_one:
         import orjson
 
-        res = spark_run(Path(args.spark_one), args.driver_memory, args.shuffle_partitions)
+        res = spark_run(Path(args.spark_one), args.driver_memory, args.shuffle_partitions, args.engine)
         sys.stdout.write(orjson.dumps(res).decode() + "\n")
         return 0
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -224,16 +239,20 @@ def main() -> int:
             else:
                 rows, brokers, partitions = make_samples(float(size), d, interval_s)
             gen_s = time.perf_counter() - t0
-            sp = spark_run_fresh(d, args.driver_memory, args.shuffle_partitions)
+            sp = spark_run_fresh(d, args.driver_memory, args.shuffle_partitions, "auto")
+            sq = spark_run_fresh(d, args.driver_memory, args.shuffle_partitions, "sql")
+            diff = snapshot_difference(d / "out-auto" / "snap.json", d / "out-sql" / "snap.json")
             load_pd = loadavg()
             pd_s = pandas_aggregation(d) if rows / 1e6 <= args.pandas_max else float("nan")
             r = {"rows": rows, "brokers": brokers, "partitions": partitions, "interval_s": interval_s,
-                 "gen_s": gen_s, **sp, "pandas_s": pd_s, "load_pandas": [load_pd, loadavg()],
-                 "command": "bench/pipeline.py " + " ".join(sys.argv[1:])}
+                 "gen_s": gen_s, **sp, "e2e_sql_s": sq["e2e_s"], "startup_sql_s": sq["startup_s"],
+                 "load_sql": sq["load_e2e"], "snapshot_rel_diff": diff, "pandas_s": pd_s,
+                 "load_pandas": [load_pd, loadavg()], "command": "bench/pipeline.py " + " ".join(sys.argv[1:])}
             rows_out.append(r)
             print(f"{rows:>11,} rows ({brokers} brokers, {partitions} partitions): start-up {sp['startup_s']:.1f} s; "
                   f"spark e2e {sp['e2e_s']:.1f} s = {rows / sp['e2e_s'] / 1e6:.2f} M rows/s (load {sp['load_e2e']}); "
-                  f"spark agg {sp['agg_s']:.1f} s; pandas agg {pd_s:.1f} s; valid {sp['valid_ratio']:.3f}", flush=True)
+                  f"with the SQL first stage {sq['e2e_s']:.1f} s (load {sq['load_e2e']}); snapshots differ by "
+                  f"{diff:.1e} at most; pandas agg {pd_s:.1f} s; valid {sp['valid_ratio']:.3f}", flush=True)
             if not args.workdir:
                 shutil.rmtree(d, ignore_errors=True)
     finally:
@@ -245,8 +264,8 @@ def main() -> int:
         # Merged with earlier runs (one row per cluster size; a new run replaces the same size).
         path = RESULTS / "throughput.json"
         old = orjson.loads(path.read_bytes()) if path.exists() else {"rows": []}
-        # Rows of the old job structure (no start-up time) are not comparable: dropped.
-        keep = [r for r in old["rows"] if "startup_s" in r and r["rows"] not in {x["rows"] for x in rows_out}]
+        # Rows measured before the engine comparison (no SQL-engine time) are not comparable: dropped.
+        keep = [r for r in old["rows"] if "e2e_sql_s" in r and r["rows"] not in {x["rows"] for x in rows_out}]
         path.write_bytes(orjson.dumps(
             {"rows": sorted(keep + rows_out, key=lambda r: r["rows"])},
             option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
@@ -380,6 +399,10 @@ def _rate(rows: float, secs: float) -> str:
     return f"{rows / secs / 1e6:.2f}"
 
 
+def _diff(x: float) -> str:
+    return "0" if x == 0 else f"{x:.0e}"
+
+
 def _throughput_lines(rows: list[dict[str, Any]]) -> list[str]:
     cmds = sorted({r["command"] for r in rows})
     lines = [
@@ -387,14 +410,20 @@ def _throughput_lines(rows: list[dict[str, Any]]) -> list[str]:
         "(2 cores, 24 GB, possibly shared: "
         "the load average at the start of each end-to-end run is in the table, all three in "
         "`docs/pipeline-bench/throughput.json`), driver memory 3g, 8 shuffle partitions. *Start-up* is a fresh "
-        "JVM and SparkSession; *end to end* is `run_batch` right after it (read, aggregate, rates, loads, "
-        "completeness, CPU fit and split, snapshot built, validated and written, both window tables written); a "
-        "user's run of `kafka-balancer pipeline` takes both. *Aggregation* is the first stage alone, run after.",
+        "JVM and SparkSession; *end to end* is `run_batch` right after it (read, window aggregates, rates, "
+        "loads, completeness, CPU fit and split, snapshot built, validated and written, both window tables "
+        "written) with the default first stage: over Parquet samples, one Spark task per record type and "
+        "window aggregates its files with Arrow (`pipeline/file_windows.py`); a user's run of "
+        "`kafka-balancer pipeline` takes start-up + end to end. *SQL first stage* is the same job with "
+        "`engine=\"sql\"` (the Spark SQL aggregations that JSON-lines samples and streaming use), on a fresh JVM "
+        "of its own; *snapshots differ by* is the largest relative difference between any load of the two "
+        "snapshots (everything else must be equal; sums taken in another order differ in the last bits). "
+        "pandas does only the aggregation, single-threaded.",
         "",
         "| rows | brokers | partitions | load avg (1/5/15 min) | start-up (s) | end to end (s) | M rows/s "
-        "| with start-up (s) | M rows/s | spark aggregation (s) | M rows/s | pandas aggregation (s) | M rows/s "
-        "| ≥ 1M rows/s end to end / with start-up |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| with start-up (s) | M rows/s | SQL first stage, end to end (s) | M rows/s | pandas aggregation (s) "
+        "| M rows/s | snapshots differ by | ≥ 1M rows/s end to end / with start-up |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         missing = r["pandas_s"] is None or np.isnan(r["pandas_s"])
@@ -405,39 +434,41 @@ def _throughput_lines(rows: list[dict[str, Any]]) -> list[str]:
         lines.append(
             f"| {r['rows']:,} | {r['brokers']} | {r['partitions']} | {r['load_e2e'][0]} | {r['startup_s']:.1f} | "
             f"{r['e2e_s']:.1f} | {_rate(r['rows'], r['e2e_s'])} | {user:.1f} | {_rate(r['rows'], user)} | "
-            f"{r['agg_s']:.1f} | {_rate(r['rows'], r['agg_s'])} | {pd_s} | {pd_rate} | {ok} |"
+            f"{r['e2e_sql_s']:.1f} | {_rate(r['rows'], r['e2e_sql_s'])} | {pd_s} | {pd_rate} | "
+            f"{_diff(r['snapshot_rel_diff'])} | {ok} |"
         )
     big = max(rows, key=lambda r: r["rows"])
+    small = min(rows, key=lambda r: r["rows"])
+
+    def sizes(ok: list[dict[str, Any]]) -> str:
+        return ("at " + ", ".join(f"{r['rows']:,}" for r in ok) + " rows") if ok else "at no size"
+
     meets = [r for r in rows if r["rows"] / r["e2e_s"] >= 1e6]
     meets_user = [r for r in rows if r["rows"] / (r["startup_s"] + r["e2e_s"]) >= 1e6]
-    first = ("at " + ", ".join(f"{r['rows']:,}" for r in meets) + " rows") if meets else "at no size"
-    first_user = ("at " + ", ".join(f"{r['rows']:,}" for r in meets_user) + " rows") if meets_user else "at no size"
-    small = min(rows, key=lambda r: r["rows"])
     lines += [
         "",
-        f"Reading: the floor (1M sample rows per second end to end on local[2]) is met {first} for the job "
-        f"itself, and {first_user} when the JVM start-up is counted too. The largest set, "
+        f"Reading: the floor (1M sample rows per second end to end on local[2]) is met {sizes(meets)} for the "
+        f"job itself, and {sizes(meets_user)} when the JVM start-up is counted too. The largest set, "
         f"{big['rows']:,} rows ({big['brokers']} brokers, {big['partitions']:,} partitions, 6 windows), is the "
-        "issue's \"60M rows\" cluster. The first stage alone (every record type's window aggregate, run warm "
-        f"after the job) reaches {max(r['rows'] / r['agg_s'] for r in rows) / 1e6:.2f}M rows/s; what keeps the "
-        "job under the floor is everything after it (rates, loads, completeness, the CPU model, the summaries "
-        f"and the writes) plus a fixed cost: {small['e2e_s']:.0f} s for {small['rows'] / 1e6:.1f}M rows, where "
-        "1M rows/s would mean about one second, less than Spark takes to plan and start the job's dozens of "
-        "queries. pandas does only the aggregation, single-threaded, and was not run above `--pandas-max` rows "
-        "(memory).",
+        f"issue's \"60M rows\" cluster: {big['e2e_s']:.1f} s end to end, against {big['e2e_sql_s']:.1f} s with "
+        f"the Spark SQL first stage ({big['e2e_sql_s'] / big['e2e_s']:.1f}× slower). Small sets stay far under "
+        f"the floor whatever the engine: {small['e2e_s']:.0f} s for {small['rows'] / 1e6:.1f}M rows, where 1M "
+        "rows/s would mean about one second, less than Spark takes to plan and run the job's few dozen queries "
+        "(a fixed cost of the engine, not of the data).",
     ]
     prof = RESULTS / "profile-64m.json"
     if prof.exists():
         import orjson
 
         p = orjson.loads(prof.read_bytes())
+        top = sorted(p["steps"], key=lambda r: -r["task_s"])[:3]
         lines += [
             "",
             f"Where the time goes (`.venv/bin/python bench/pipeline_profile.py {p['samples']} --json "
             "docs/pipeline-bench/profile-64m.json`: one run with Spark's event log; every Spark job the pipeline "
             "starts is described with its step). *Task time* sums every task's run time; on 2 cores at most "
             f"half of it overlaps. End to end {p['e2e_s']:.1f} s, of which {p['e2e_s'] - p['busy_s']:.1f} s with "
-            "no Spark job running (Python, planning, code generation).",
+            "no Spark job running (Python, planning, code generation, the snapshot's validation and write).",
             "",
             "| step | Spark jobs | wall (s) | task time (s) |",
             "|---|---|---|---|",
@@ -446,14 +477,12 @@ def _throughput_lines(rows: list[dict[str, Any]]) -> list[str]:
         lines += [
             f"| **total** | | | **{p['task_s']:.1f}** |",
             "",
-            f"The tasks alone need {p['task_s']:.0f} s of CPU, at least {p['task_s'] / 2:.0f} s of wall on 2 "
-            f"cores. {big['rows'] / 1e6:.0f}M rows at 1M rows/s leave {big['rows'] / 1e6:.0f} s, i.e. at most "
-            f"{2 * big['rows'] / 1e6:.0f} s of task time with both cores busy throughout and no driver time: the "
-            f"work itself would have to shrink {p['task_s'] / (2 * big['rows'] / 1e6):.1f}× before any overhead "
-            "counts. The largest step is the topic-broker byte rates: their intervals need every raw point of "
-            "every series in time order (one shuffle and sort of 23 % of the rows), which the exact reset "
-            "handling requires; then the aggregations of the partition, replica and group-offset records, each "
-            "a hash aggregation over millions of rows with string keys.",
+            f"The tasks need {p['task_s']:.0f} s of CPU, at least {p['task_s'] / 2:.0f} s of wall on 2 cores. "
+            "The largest steps by task time: "
+            + "; ".join(f"{r['step']} ({r['task_s']:.1f} s)" for r in top)
+            + ". The first stage (the partition, replica and group-offset aggregates and the topic-broker rates) "
+            "reads and aggregates every sample; every later step works on the aggregates (about one row per "
+            "partition, replica or series and window).",
         ]
     return [*lines, ""]
 
