@@ -29,6 +29,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
+from kafka_balancer.errors import InputError
 from kafka_balancer.pipeline.aggregate import AGGREGATORS, OFFSETS
 from kafka_balancer.pipeline.arrow_agg import counter_rates, first_last
 from kafka_balancer.pipeline.schemas import RAW, RECORD_TYPES, type_schema
@@ -86,7 +87,18 @@ def parquet_files(samples_dir: str | Path) -> dict[str, list[FileSpan]] | None:
 
 
 def _span(path: Path) -> FileSpan:
-    """Time range from the footer's ``ts`` statistics (reads the column when a row group has none)."""
+    """Time range from the footer's ``ts`` statistics (reads the column when a row group has none). A file
+    that is not readable Parquet (truncated by a collector stopped mid-write, say) is an input error."""
+    try:
+        return _footer_span(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(
+            f"sample file {path} is not readable Parquet ({str(exc).splitlines()[0]})",
+            hint=f"move it out of {path.parent} (a collector stopped mid-write leaves such a file) and run again",
+        ) from exc
+
+
+def _footer_span(path: Path) -> FileSpan:
     md = pq.ParquetFile(path).metadata
     names = [md.schema.column(i).name for i in range(md.num_columns)]
     if "ts" not in names or md.num_rows == 0:
