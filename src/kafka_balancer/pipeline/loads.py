@@ -60,10 +60,9 @@ def replica_sizes(rdel: DataFrame) -> DataFrame:
     )
 
 
-def _leader_entry(field: str) -> Column:
-    """``field`` of the leader's entry in ``sizes`` (null when the leader replica has no size)."""
-    mine = F.filter("sizes", lambda r: r["broker"] == F.col("leader"))
-    return F.get(mine, 0).getField(field)
+def _leader_entry() -> Column:
+    """The leader's entry of ``sizes`` (null when the leader replica has no size)."""
+    return F.get(F.filter("sizes", lambda r: r["broker"] == F.col("leader")), 0)
 
 
 def partition_loads(pdel: DataFrame, tb_rates: DataFrame, rdel: DataFrame, gdel: DataFrame) -> DataFrame:
@@ -71,12 +70,12 @@ def partition_loads(pdel: DataFrame, tb_rates: DataFrame, rdel: DataFrame, gdel:
     # both joins on the partition window keys first (one shuffle of the partition rows), then the
     # per-topic-and-leader split
     df = pdel.join(gdel.select(*PW_KEYS, "d_committed", "committed_rate"), PW_KEYS, "left")
-    df = df.join(replica_sizes(rdel), PW_KEYS, "left").select(
+    df = df.join(replica_sizes(rdel), PW_KEYS, "left").select("*", _leader_entry().alias("_lr")).select(
         "*",
-        _leader_entry("last_size").alias("leader_size"),
-        _leader_entry("d_size").alias("leader_d_size"),
-        _leader_entry("span_ms").alias("size_span_ms"),
-    ).drop("sizes")
+        F.col("_lr.last_size").alias("leader_size"),
+        F.col("_lr.d_size").alias("leader_d_size"),
+        F.col("_lr.span_ms").alias("size_span_ms"),
+    ).drop("sizes", "_lr")
     df = split_topic_rates(df, tb_rates)
     msgs = F.col("last_leo") - F.col("last_lso")
     bpm = F.when(msgs > 0, F.coalesce(F.col("leader_size"), F.col("max_size")) / msgs)
