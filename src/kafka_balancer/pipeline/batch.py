@@ -24,6 +24,7 @@ from kafka_balancer.pipeline.cpu_model import CpuModel
 from kafka_balancer.pipeline.file_windows import first_last_frame, parquet_files, topic_broker_rates_frame
 from kafka_balancer.pipeline.rates import group_deltas, restart_intervals
 from kafka_balancer.pipeline.read import read_samples_by_type
+from kafka_balancer.pipeline.schemas import RECORD_TYPES
 from kafka_balancer.pipeline.tables import WindowTables, drop, materialise, step, window_tables
 
 
@@ -87,8 +88,9 @@ def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig, e
     held: list[DataFrame] = []
     try:
         with step(spark, "sample files listed, schemas read"):
-            by_type = read_samples_by_type(spark, samples_dir, held)
             files = parquet_files(samples_dir) if engine == "auto" else None
+            # with the Arrow first stage, Spark reads only the broker records (their aggregate is small)
+            by_type = read_samples_by_type(spark, samples_dir, held, ("broker",) if files is not None else RECORD_TYPES)
         if cfg.cluster is not None:
             by_type = {t: df.where(F.col("cluster") == cfg.cluster) for t, df in by_type.items()}
         if files is not None:
