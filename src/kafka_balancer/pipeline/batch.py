@@ -12,19 +12,21 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from kafka_balancer.errors import InputError
+from kafka_balancer.pipeline import np_cpu
 from kafka_balancer.pipeline.aggregate import AGGREGATORS, window_start
 from kafka_balancer.pipeline.assemble import broker_summary, partition_summary, snapshot_dict
+from kafka_balancer.pipeline.columnar import ColumnarTables, compute_tables, write_tables
 from kafka_balancer.pipeline.completeness import check, completeness_report, missing_reason
 from kafka_balancer.pipeline.config import PipelineConfig
 from kafka_balancer.pipeline.cpu_model import CpuModel
-from kafka_balancer.pipeline.file_windows import first_last_frame, parquet_files, topic_broker_rates_frame
-from kafka_balancer.pipeline.rates import group_deltas, restart_intervals
+from kafka_balancer.pipeline.file_windows import parquet_files
+from kafka_balancer.pipeline.rates import group_deltas
 from kafka_balancer.pipeline.read import read_samples_by_type
-from kafka_balancer.pipeline.schemas import RECORD_TYPES
 from kafka_balancer.pipeline.tables import WindowTables, drop, materialise, step, window_tables
 
 
@@ -33,7 +35,7 @@ class BatchResult:
     snapshot: dict[str, Any]
     report: dict[str, Any]
     cpu_model: CpuModel
-    tables: WindowTables
+    tables: WindowTables | ColumnarTables
     windows: list[int]
     cluster: str
 
@@ -77,27 +79,35 @@ def closed_windows(spans: list[tuple[int, int]], window_ms: int, count: int) -> 
 
 
 def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig, engine: str = "auto") -> BatchResult:
-    """The heavy part (scan and window aggregates of the samples) runs once: the partition aggregate is
-    stored first and tells the cluster and the windows; the broker and replica aggregates and the group
-    deltas are computed, filtered to them, and stored; then the topic-broker rates and the window tables.
+    """Window tables, CPU model, completeness report and snapshot of the samples.
 
-    ``engine``: ``auto`` aggregates plain Parquet samples per window with Arrow (:mod:`file_windows`: no
-    shuffle of the samples) and anything else with Spark SQL; ``sql`` always uses Spark SQL."""
+    ``engine``: ``auto`` takes plain Parquet samples through :mod:`columnar` (Spark aggregates the samples
+    per window with Arrow, numpy computes the windows on the driver) and anything else through Spark SQL
+    (:func:`compute_sql`); ``sql`` always uses Spark SQL. Both give the same results."""
     if engine not in ("auto", "sql"):
         raise InputError(f"unknown engine {engine!r}", hint="use 'auto' or 'sql'")
+    files = parquet_files(samples_dir) if engine == "auto" else None
+    if files is None:
+        return compute_sql(spark, samples_dir, cfg)
+    done = compute_tables(spark, samples_dir, files, cfg)
+    with step(spark, "summaries"):
+        parts = np_cpu.partition_summary(done.tables.partition_arrow)
+        brokers = np_cpu.broker_summary(done.tables.broker_arrow)
+    return document(done.tables, parts, brokers, cfg, done.cluster)
+
+
+def compute_sql(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -> BatchResult:
+    """The all-Spark-SQL route. The heavy part (scan and window aggregates of the samples) runs once: the
+    partition aggregate is stored first and tells the cluster and the windows; the broker and replica
+    aggregates and the group deltas are computed, filtered to them, and stored; then the window tables."""
     held: list[DataFrame] = []
     try:
         with step(spark, "sample files listed, schemas read"):
-            files = parquet_files(samples_dir) if engine == "auto" else None
-            # with the Arrow first stage, Spark reads only the broker records (their aggregate is small)
-            by_type = read_samples_by_type(spark, samples_dir, held, ("broker",) if files is not None else RECORD_TYPES)
+            by_type = read_samples_by_type(spark, samples_dir, held)
         if cfg.cluster is not None:
             by_type = {t: df.where(F.col("cluster") == cfg.cluster) for t, df in by_type.items()}
-        if files is not None:
-            part = first_last_frame(spark, files["partition"], "partition", cfg.window_ms, cfg.cluster)
-        else:
-            part = AGGREGATORS["partition"](by_type["partition"], cfg.window_ms, False)
-        part = materialise(part, held, "partition aggregate")
+        part = materialise(AGGREGATORS["partition"](by_type["partition"], cfg.window_ms, False), held,
+                           "partition aggregate")
         with step(spark, "windows"):
             spans = window_spans(part)
         cluster = select_cluster([c for c, _, _ in spans], cfg.cluster)
@@ -112,34 +122,20 @@ def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig, e
         aggs = {"broker": materialise(AGGREGATORS["broker"](by_type["broker"], cfg.window_ms, False).where(sel),
                                       held, "broker aggregate"),
                 "partition": part.where(sel)}
-        if files is not None:
-            span = list(range(base, windows[-1] + 1, cfg.window_ms))
-            aggs["replica"] = materialise(
-                first_last_frame(spark, files["replica"], "replica", cfg.window_ms, cluster, span), held,
-                "replica aggregate")
-            group = first_last_frame(spark, files["group_offset"], "group_offset", cfg.window_ms, cluster, span)
-            with step(spark, "broker restarts"):
-                restarts = {(int(r["broker"]), int(r["end_ts"]))
-                            for r in restart_intervals(aggs["broker"], cfg.window_ms).collect()}
-            tb_rates = topic_broker_rates_frame(spark, files["topic_broker"], cfg.window_ms, cluster, windows,
-                                                restarts)
-        else:
-            # Each record type is scanned and aggregated once, here, and stored. The topic-broker byte
-            # counters go to the window step as raw points (their rates need every point in time order, not
-            # a window aggregate).
-            aggs["replica"] = materialise(
-                AGGREGATORS["replica"](by_type["replica"], cfg.window_ms, False).where(sel), held,
-                "replica aggregate")
-            group = AGGREGATORS["group_offset"](by_type["group_offset"], cfg.window_ms, False).where(sel)
-            tb_window = window_start(cfg.window_ms)
-            aggs["topic_broker"] = by_type["topic_broker"].where(
-                (F.col("cluster") == cluster) & (tb_window >= base) & (tb_window <= windows[-1])
-            ).select("cluster", "broker", "topic", "ts", "bytes_in", "bytes_out")
-            tb_rates = None
+        # Each record type is scanned and aggregated once, here, and stored. The topic-broker byte counters
+        # go to the window step as raw points (their rates need every point in time order, not a window
+        # aggregate).
+        aggs["replica"] = materialise(
+            AGGREGATORS["replica"](by_type["replica"], cfg.window_ms, False).where(sel), held, "replica aggregate")
+        group = AGGREGATORS["group_offset"](by_type["group_offset"], cfg.window_ms, False).where(sel)
+        tb_window = window_start(cfg.window_ms)
+        aggs["topic_broker"] = by_type["topic_broker"].where(
+            (F.col("cluster") == cluster) & (tb_window >= base) & (tb_window <= windows[-1])
+        ).select("cluster", "broker", "topic", "ts", "bytes_in", "bytes_out")
         # the group offsets are reduced to their per-partition deltas before they are stored
         gdel = materialise(group_deltas(group, cfg.window_ms), held, "group offset deltas")
         tables = window_tables(aggs, cfg.window_ms, windows, cfg.min_sample_ratio, cfg.cpu_min_obs,
-                               cfg.cpu_min_windows, group_deltas_df=gdel, held=held, tb_rates_df=tb_rates)
+                               cfg.cpu_min_windows, group_deltas_df=gdel, held=held)
     except BaseException:
         for df in held:
             drop(df)
@@ -148,11 +144,17 @@ def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig, e
 
 
 def finish(tables: WindowTables, cfg: PipelineConfig, cluster: str) -> BatchResult:
-    """Summaries, completeness report and snapshot document from the window tables."""
+    """Summaries (Spark SQL), completeness report and snapshot document from the window tables."""
     pw = missing_reason(tables.partition_windows)
     with step(pw.sparkSession, "summaries"):
         parts = partition_summary(pw).toPandas()
         brokers = broker_summary(tables.broker_windows).toPandas()
+    return document(tables, parts, brokers, cfg, cluster)
+
+
+def document(tables: WindowTables | ColumnarTables, parts: pd.DataFrame, brokers: pd.DataFrame,
+             cfg: PipelineConfig, cluster: str) -> BatchResult:
+    """The completeness report and the snapshot document from the two summaries."""
     report = completeness_report(
         parts[["topic", "partition", "leader", "valid_windows", "reasons"]],
         brokers[["broker", "cpu_valid_windows", "cpu_windows"]],
@@ -178,7 +180,10 @@ def write_outputs(
         rp.parent.mkdir(parents=True, exist_ok=True)
         rp.write_bytes(orjson.dumps(result.report, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
     if tables_dir is not None:
-        write_window_tables(result.tables, tables_dir)
+        if isinstance(result.tables, ColumnarTables):
+            write_tables(result.tables, tables_dir)
+        else:
+            write_window_tables(result.tables, tables_dir)
     write_snapshot(snapshot_from_dict(result.snapshot, source=str(out)), out)
 
 

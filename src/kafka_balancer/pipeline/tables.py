@@ -106,13 +106,12 @@ def window_tables(
     cpu_min_windows: int = 3,
     group_deltas_df: DataFrame | None = None,
     held: list[DataFrame] | None = None,
-    tb_rates_df: DataFrame | None = None,
 ) -> WindowTables:
     """Rates, loads, validity and CPU split for ``windows`` (aggregates may hold earlier windows too).
 
     ``group_deltas_df``: the group deltas when the caller already has them (then ``aggs`` needs no
     ``group_offset``). ``aggs["topic_broker"]``: the topic-broker window aggregate, or the raw points
-    (see :func:`topic_broker_rates`), not needed when the caller gives the rates as ``tb_rates_df``.
+    (see :func:`topic_broker_rates`).
     ``held``: frames the caller stored for this computation, released with the tables.
 
     Each step is one action whose result is stored (:func:`materialise`): the topic-broker rates, the
@@ -122,9 +121,8 @@ def window_tables(
     held = list(held or [])
     keep = F.col("window").isin(windows)
     bw = broker_cpu_rates(aggs["broker"], window_ms)
-    if tb_rates_df is None:
-        tb_rates_df = topic_broker_rates(aggs["topic_broker"], aggs["broker"], window_ms)
-    tb = materialise(tb_rates_df.where(keep), held, "topic-broker byte rates")
+    tb = materialise(topic_broker_rates(aggs["topic_broker"], aggs["broker"], window_ms).where(keep), held,
+                     "topic-broker byte rates")
     pdel = partition_deltas(aggs["partition"], window_ms)
     rdel = replica_deltas(aggs["replica"], window_ms)
     gdel = group_deltas_df if group_deltas_df is not None else group_deltas(aggs["group_offset"], window_ms)
