@@ -11,10 +11,10 @@ For each size, in this order:
 
 * **start-up**: JVM + SparkSession up (``spark.range(1).count()``), on a fresh JVM;
 * **spark end to end**: ``run_batch`` (read Parquet, window aggregates, rates, loads, completeness, CPU fit
-  and split, snapshot written and validated, window tables written as Parquet), right after start-up, with
-  the default first stage (Arrow per window over the Parquet files); a user's run takes start-up + end to
-  end;
-* **SQL first stage**: start-up and the same job with ``engine="sql"`` (Spark SQL aggregations), on a
+  and split, snapshot written and validated, window tables written as Parquet), right after start-up, on
+  the default route for Parquet samples (``pipeline/columnar.py``: Spark tasks aggregate each window's
+  files with Arrow, numpy computes the windows on the driver); a user's run takes start-up + end to end;
+* **Spark SQL route**: start-up and the same job with ``engine="sql"`` (every step in Spark SQL), on a
   fresh JVM of its own (a warm JVM favours whichever engine runs second); the two snapshots are compared;
 * **pandas aggregation**: the same first stage with pandas ``groupby`` on the same Parquet files
   (read included), single-threaded. Skipped above ``--pandas-max`` rows (memory).
@@ -120,8 +120,8 @@ def pandas_aggregation(d: Path) -> float:
 
 def batch_job(spark: Any, samples: Path, out: Path, engine: str = "auto") -> Any:
     """The benchmarked job, also profiled by ``bench/pipeline_profile.py``: ``run_batch`` over 6 windows of
-    5 minutes, with the snapshot, the window tables and the report written under ``out``. ``engine``: the
-    first stage (``auto``: Arrow per window over Parquet, what a user gets; ``sql``: Spark SQL)."""
+    5 minutes, with the snapshot, the window tables and the report written under ``out``. ``engine``:
+    ``auto`` (the columnar route over Parquet, what a user gets) or ``sql`` (every step in Spark SQL)."""
     from kafka_balancer.pipeline.batch import run_batch
     from kafka_balancer.pipeline.config import PipelineConfig
 
@@ -130,7 +130,7 @@ def batch_job(spark: Any, samples: Path, out: Path, engine: str = "auto") -> Any
 
 
 def spark_run(d: Path, driver_memory: str, shuffle: int, engine: str) -> dict[str, Any]:
-    """Start-up, then the job with ``engine``'s first stage, on a fresh JVM (:func:`spark_run_fresh`)."""
+    """Start-up, then the job with ``engine``, on a fresh JVM (:func:`spark_run_fresh`)."""
     from kafka_balancer.pipeline.session import get_spark, spark_conf
 
     load0 = loadavg()
@@ -251,7 +251,7 @@ def main() -> int:
             rows_out.append(r)
             print(f"{rows:>11,} rows ({brokers} brokers, {partitions} partitions): start-up {sp['startup_s']:.1f} s; "
                   f"spark e2e {sp['e2e_s']:.1f} s = {rows / sp['e2e_s'] / 1e6:.2f} M rows/s (load {sp['load_e2e']}); "
-                  f"with the SQL first stage {sq['e2e_s']:.1f} s (load {sq['load_e2e']}); snapshots differ by "
+                  f"with Spark SQL {sq['e2e_s']:.1f} s (load {sq['load_e2e']}); snapshots differ by "
                   f"{diff:.1e} at most; pandas agg {pd_s:.1f} s; valid {sp['valid_ratio']:.3f}", flush=True)
             if not args.workdir:
                 shutil.rmtree(d, ignore_errors=True)
@@ -412,16 +412,18 @@ def _throughput_lines(rows: list[dict[str, Any]]) -> list[str]:
         "`docs/pipeline-bench/throughput.json`), driver memory 3g, 8 shuffle partitions. *Start-up* is a fresh "
         "JVM and SparkSession; *end to end* is `run_batch` right after it (read, window aggregates, rates, "
         "loads, completeness, CPU fit and split, snapshot built, validated and written, both window tables "
-        "written) with the default first stage: over Parquet samples, one Spark task per record type and "
-        "window aggregates its files with Arrow (`pipeline/file_windows.py`); a user's run of "
-        "`kafka-balancer pipeline` takes start-up + end to end. *SQL first stage* is the same job with "
-        "`engine=\"sql\"` (the Spark SQL aggregations that JSON-lines samples and streaming use), on a fresh JVM "
+        "written) on the default route for Parquet samples (`pipeline/columnar.py`: two Spark jobs whose tasks, "
+        "one per record type and window, aggregate their window's files with Arrow and send the aggregates back; "
+        "numpy computes rates, loads, validity, the CPU split and the summaries from them on the driver; a third "
+        "small Spark job sums the CPU fit); a user's run of `kafka-balancer pipeline` takes start-up + end to "
+        "end. *Spark SQL route* is the same job with `engine=\"sql\"` (every step in Spark SQL: what JSON-lines "
+        "samples take, and what streaming shares), on a fresh JVM "
         "of its own; *snapshots differ by* is the largest relative difference between any load of the two "
         "snapshots (everything else must be equal; sums taken in another order differ in the last bits). "
         "pandas does only the aggregation, single-threaded.",
         "",
         "| rows | brokers | partitions | load avg (1/5/15 min) | start-up (s) | end to end (s) | M rows/s "
-        "| with start-up (s) | M rows/s | SQL first stage, end to end (s) | M rows/s | pandas aggregation (s) "
+        "| with start-up (s) | M rows/s | Spark SQL route, end to end (s) | M rows/s | pandas aggregation (s) "
         "| M rows/s | snapshots differ by | ≥ 1M rows/s end to end / with start-up |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -450,11 +452,11 @@ def _throughput_lines(rows: list[dict[str, Any]]) -> list[str]:
         f"Reading: the floor (1M sample rows per second end to end on local[2]) is met {sizes(meets)} for the "
         f"job itself, and {sizes(meets_user)} when the JVM start-up is counted too. The largest set, "
         f"{big['rows']:,} rows ({big['brokers']} brokers, {big['partitions']:,} partitions, 6 windows), is the "
-        f"issue's \"60M rows\" cluster: {big['e2e_s']:.1f} s end to end, against {big['e2e_sql_s']:.1f} s with "
-        f"the Spark SQL first stage ({big['e2e_sql_s'] / big['e2e_s']:.1f}× slower). Small sets stay far under "
-        f"the floor whatever the engine: {small['e2e_s']:.0f} s for {small['rows'] / 1e6:.1f}M rows, where 1M "
-        "rows/s would mean about one second, less than Spark takes to plan and run the job's few dozen queries "
-        "(a fixed cost of the engine, not of the data).",
+        f"issue's \"60M rows\" cluster: {big['e2e_s']:.1f} s end to end, against {big['e2e_sql_s']:.1f} s on "
+        f"the Spark SQL route ({big['e2e_sql_s'] / big['e2e_s']:.1f}× slower). The smallest set, "
+        f"{small['rows'] / 1e6:.1f}M rows, takes {small['e2e_s']:.1f} s: mostly fixed costs of a PySpark job, not "
+        "of the data (the session's first Python task starts the Python workers, about 2 s on this machine; "
+        "every Spark job costs a few tenths of a second more), where 1M rows/s would allow about one second.",
     ]
     prof = RESULTS / "profile-64m.json"
     if prof.exists():
@@ -480,9 +482,8 @@ def _throughput_lines(rows: list[dict[str, Any]]) -> list[str]:
             f"The tasks need {p['task_s']:.0f} s of CPU, at least {p['task_s'] / 2:.0f} s of wall on 2 cores. "
             "The largest steps by task time: "
             + "; ".join(f"{r['step']} ({r['task_s']:.1f} s)" for r in top)
-            + ". The first stage (the partition, replica and group-offset aggregates and the topic-broker rates) "
-            "reads and aggregates every sample; every later step works on the aggregates (about one row per "
-            "partition, replica or series and window).",
+            + ". The aggregate steps read every sample; every later step works on the aggregates (about one "
+            "row per partition, replica, series or broker and window).",
         ]
     return [*lines, ""]
 

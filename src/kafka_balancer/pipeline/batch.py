@@ -89,7 +89,7 @@ def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig, e
     files = parquet_files(samples_dir) if engine == "auto" else None
     if files is None:
         return compute_sql(spark, samples_dir, cfg)
-    done = compute_tables(spark, samples_dir, files, cfg)
+    done = compute_tables(spark, files, cfg)
     with step(spark, "summaries"):
         parts = np_cpu.partition_summary(done.tables.partition_arrow)
         brokers = np_cpu.broker_summary(done.tables.broker_arrow)

@@ -6,7 +6,7 @@ per partition, replica, group series, topic-broker pair or broker and window: ab
 100,000-partition cluster over 7 windows, against 64M samples. The window step (rates, loads, validity,
 the CPU split, the summaries: :mod:`np_windows`, :mod:`np_cpu`) runs on those rows on the driver with
 numpy, where Spark SQL spent most of the job's time planning and shuffling them (``docs/pipeline.md``).
-The CPU fit's normal equations are still summed by Spark. The window tables are written with Arrow in the
+The CPU fit's normal equations are summed by Spark tasks. The window tables are written with Arrow in the
 layout Spark's writer uses (``cluster=<c>/window=<w>/``), and can be queried as DataFrames.
 
 JSON-lines samples, ``engine="sql"`` and streaming keep the all-Spark-SQL route (``batch.compute``);
@@ -25,13 +25,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from kafka_balancer.errors import InputError
-from kafka_balancer.pipeline.aggregate import AGGREGATORS
 from kafka_balancer.pipeline.config import PipelineConfig
-from kafka_balancer.pipeline.cpu_model import CpuModel, gram, solve
-from kafka_balancer.pipeline.file_windows import FileSpan, first_last_frame, topic_broker_rates_frame
+from kafka_balancer.pipeline.cpu_model import FEATURES, CpuModel, solve
+from kafka_balancer.pipeline.file_windows import FileSpan, candidate_windows
 from kafka_balancer.pipeline.np_cpu import (
     broker_table,
     broker_traffic,
@@ -39,11 +37,10 @@ from kafka_balancer.pipeline.np_cpu import (
     fit_rows,
     split_cpu,
 )
-from kafka_balancer.pipeline.np_keys import ints
+from kafka_balancer.pipeline.np_keys import floats, ints
 from kafka_balancer.pipeline.np_windows import partition_windows, window_rounds
-from kafka_balancer.pipeline.rates import broker_cpu_rates, restart_intervals
-from kafka_balancer.pipeline.read import read_samples_by_type
-from kafka_balancer.pipeline.tables import drop, materialise, step
+from kafka_balancer.pipeline.tables import drop, step
+from kafka_balancer.pipeline.window_tasks import broker_window_tasks, run_window_tasks, window_tasks
 
 
 @dataclass
@@ -87,7 +84,9 @@ class Computed:
 
 def window_spans(part: pa.Table) -> list[tuple[str, int, int]]:
     """(cluster, window, latest sample time) of every window of the partition aggregate."""
-    g = part.select(["cluster", "window", "last_ts"]).group_by(["cluster", "window"]).aggregate([("last_ts", "max")])
+    part = part.select(["cluster", "window", "last_ts"])
+    part = part.set_column(0, "cluster", part.column("cluster").cast(pa.string()))
+    g = part.group_by(["cluster", "window"]).aggregate([("last_ts", "max")])
     return [(str(c), int(w), int(ts)) for c, w, ts in zip(
         g.column("cluster").cast(pa.string()).to_pylist(), g.column("window").to_pylist(),
         g.column("last_ts_max").to_pylist(), strict=True)]
@@ -99,67 +98,80 @@ def _in_windows(t: pa.Table, cluster: str, lo: int, hi: int) -> pa.Table:
                             pc.and_(pc.greater_equal(w, lo), pc.less_equal(w, hi))))
 
 
-def compute_tables(spark: SparkSession, samples_dir: str | Path, files: dict[str, list[FileSpan]],
-                   cfg: PipelineConfig) -> Computed:
-    """The window tables and the CPU model of the samples' cluster (``cfg.cluster`` or the only one)."""
+def compute_tables(spark: SparkSession, files: dict[str, list[FileSpan]], cfg: PipelineConfig) -> Computed:
+    """The window tables and the CPU model of the samples' cluster (``cfg.cluster`` or the only one).
+
+    Two Spark jobs read the samples: the partition aggregate of every window (which tells the clusters
+    and the closed windows), then the replica, group-offset, broker and topic-broker aggregates of the
+    windows wanted. A third sums the CPU fit's normal equations."""
     from kafka_balancer.pipeline.batch import closed_windows, select_cluster
 
-    held: list[DataFrame] = []
     w_ms = cfg.window_ms
-    try:
-        with step(spark, "sample files listed, schemas read"):
-            broker = read_samples_by_type(spark, samples_dir, held, ("broker",))["broker"]
-        if cfg.cluster is not None:
-            broker = broker.where(F.col("cluster") == cfg.cluster)
-        with step(spark, "partition aggregate"):
-            part_all = first_last_frame(spark, files["partition"], "partition", w_ms, cfg.cluster).toArrow()
-        spans = window_spans(part_all)
-        cluster = select_cluster([c for c, _, _ in spans], cfg.cluster)
-        windows = closed_windows([(w, ts) for c, w, ts in spans if c == cluster], w_ms, cfg.windows)
-        if not windows:
-            raise InputError(
-                f"no closed {w_ms // 1000}s window in the samples of cluster {cluster!r}",
-                hint="collect for longer than one window, or use a shorter --window",
-            )
-        base = windows[0] - w_ms
-        span = list(range(base, windows[-1] + 1, w_ms))
-        part = _in_windows(part_all, cluster, base, windows[-1])
-        sel = (F.col("cluster") == cluster) & (F.col("window") >= base) & (F.col("window") <= windows[-1])
-        bagg = materialise(AGGREGATORS["broker"](broker, w_ms, False).where(sel), held, "broker aggregate")
-        with step(spark, "replica aggregate"):
-            replica = first_last_frame(spark, files["replica"], "replica", w_ms, cluster, span).toArrow()
-        with step(spark, "group offset aggregate"):
-            group = first_last_frame(spark, files["group_offset"], "group_offset", w_ms, cluster, span).toArrow()
-        with step(spark, "broker restarts"):
-            restarts = {(int(r["broker"]), int(r["end_ts"])) for r in restart_intervals(bagg, w_ms).collect()}
-        with step(spark, "topic-broker byte rates"):
-            tb = topic_broker_rates_frame(spark, files["topic_broker"], w_ms, cluster, windows, restarts).toArrow()
-        with step(spark, "broker windows (CPU rates)"):
-            bw = broker_cpu_rates(bagg, w_ms).where(F.col("window").isin(windows)).toArrow()
-        with step(spark, "partition windows (rates, loads, validity; numpy)"):
-            kept = part.filter(pc.is_in(part.column("window"), pa.array(windows, pa.int64())))
-            rounds = window_rounds(bw, kept)
-            pw = partition_windows(part, replica, group, tb, rounds, w_ms, windows, cfg.min_sample_ratio)
-            reps = explode(pw, bw)
-            traffic = broker_traffic(pw, reps)
-            bt = broker_table(bw, traffic, rounds, cfg.min_sample_ratio, reps)
-        with step(spark, "CPU model fit"):
-            model = fit(spark, bt, cfg)
-        with step(spark, "CPU split over replicas (numpy)"):
-            pw = split_cpu(pw, bw, traffic, model, reps)
-    finally:
-        for df in held:
-            drop(df)
+    with step(spark, "partition aggregate"):
+        tasks = window_tasks("partition", files["partition"], candidate_windows(files["partition"], w_ms), w_ms)
+        part_all = run_window_tasks(spark, tasks, w_ms, cfg.cluster, ("partition",))["partition"]
+    spans = window_spans(part_all)
+    cluster = select_cluster([c for c, _, _ in spans], cfg.cluster)
+    windows = closed_windows([(w, ts) for c, w, ts in spans if c == cluster], w_ms, cfg.windows)
+    if not windows:
+        raise InputError(
+            f"no closed {w_ms // 1000}s window in the samples of cluster {cluster!r}",
+            hint="collect for longer than one window, or use a shorter --window",
+        )
+    base = windows[0] - w_ms
+    span = list(range(base, windows[-1] + 1, w_ms))
+    part = _in_windows(part_all, cluster, base, windows[-1])
+    with step(spark, "replica, group offset, broker and topic-broker aggregates"):
+        tasks = (window_tasks("replica", files["replica"], span, w_ms)
+                 + window_tasks("group_offset", files["group_offset"], span, w_ms)
+                 + broker_window_tasks(files["topic_broker"], files["broker"], windows, w_ms))
+        out = run_window_tasks(spark, tasks, w_ms, cluster, ("replica", "group_offset", "broker", "topic_broker"))
+    bw = out["broker"]
+    with step(spark, "partition windows (rates, loads, validity; numpy)"):
+        kept = part.filter(pc.is_in(part.column("window"), pa.array(windows, pa.int64())))
+        rounds = window_rounds(bw, kept)
+        pw = partition_windows(part, out["replica"], out["group_offset"], out["topic_broker"], rounds, w_ms, windows,
+                               cfg.min_sample_ratio)
+        reps = explode(pw, bw)
+        traffic = broker_traffic(pw, reps)
+        bt = broker_table(bw, traffic, rounds, cfg.min_sample_ratio, reps)
+    with step(spark, "CPU model fit"):
+        model = fit(spark, bt, cfg)
+    with step(spark, "CPU split over replicas (numpy)"):
+        pw = split_cpu(pw, bw, traffic, model, reps)
     return Computed(ColumnarTables(spark, pw, bt, model, windows), cluster)
 
 
 def fit(spark: SparkSession, bt: pa.Table, cfg: PipelineConfig) -> CpuModel:
-    """The CPU model from the broker windows: Spark sums the normal equations, the driver solves them."""
+    """The CPU model from the broker windows: Spark tasks sum the normal equations (:func:`gram_sums`, one
+    slice of the observations each), the driver adds the slices up and solves."""
     rows = fit_rows(bt)
-    if rows.num_rows == 0:
-        empty = {"n": 0.0, "sy": 0.0, "syy": 0.0, "windows": 0.0}
-        return solve(empty, cfg.cpu_min_obs, cfg.cpu_min_windows)
-    return solve(gram(spark.createDataFrame(rows)), cfg.cpu_min_obs, cfg.cpu_min_windows)
+    obs = np.column_stack([floats(rows.column(c)) for c in ("y", *FEATURES)]) if rows.num_rows else np.empty((0, 4))
+    windows = ints(rows.column("window"))
+    slices = max(1, min(spark.sparkContext.defaultParallelism, len(obs)))
+    parts = np.array_split(np.arange(len(obs)), slices)
+    sums = spark.sparkContext.parallelize([(obs[i], windows[i]) for i in parts], slices).map(gram_sums).collect()
+    total: dict[str, float] = {}
+    seen: set[int] = set()
+    for g, w in sums:
+        for k, v in g.items():
+            total[k] = total.get(k, 0.0) + v
+        seen |= w
+    total["windows"] = float(len(seen))
+    return solve(total, cfg.cpu_min_obs, cfg.cpu_min_windows)
+
+
+def gram_sums(part: tuple[np.ndarray, np.ndarray]) -> tuple[dict[str, float], set[int]]:
+    """The sums of ``cpu_model.gram`` over a slice of observations (columns y, lin, lout, fin; NaN = null,
+    skipped in a sum as Spark does) and the windows it covers."""
+    obs, windows = part
+    y = obs[:, 0]
+    g = {"n": float(len(obs)), "sy": float(np.nansum(y)), "syy": float(np.nansum(y * y))}
+    for i in range(3):
+        g[f"xy_{i}"] = float(np.nansum(obs[:, i + 1] * y))
+        for j in range(i, 3):
+            g[f"xx_{i}{j}"] = float(np.nansum(obs[:, i + 1] * obs[:, j + 1]))
+    return g, {int(w) for w in windows}
 
 
 # Spark's escaping of partition values in paths (ExternalCatalogUtils): these characters become %XX

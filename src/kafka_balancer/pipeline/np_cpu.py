@@ -1,7 +1,7 @@
 """Broker traffic, the CPU split and the summaries with numpy, from the partition window table of
 :mod:`np_windows`: what ``cpu_model.broker_traffic``/``split_cpu``, the broker table of
 ``tables.window_tables`` and ``assemble.partition_summary``/``broker_summary`` compute in Spark SQL, with
-the same rules (see their docstrings). The CPU fit itself stays on Spark (:func:`cpu_model.gram`).
+the same rules (see their docstrings). The CPU fit's sums run as Spark tasks (:func:`columnar.fit`).
 
 Example (``cpu_model``'s): a broker at 20 % CPU leads one partition with 1 MB/s in and 0 out and follows
 none: its whole 20 % is that partition's leader CPU in that window.
