@@ -1,5 +1,6 @@
-"""The Arrow first stage (``file_windows``) against the Spark SQL aggregations it replaces, on the same
-Parquet samples: same schema, same rows.
+"""The columnar route (``window_tasks``, ``columnar``) against the Spark SQL route, on the same Parquet
+samples: the window tasks' aggregates (partition, replica, group offset, topic-broker rates, broker windows)
+against the Spark SQL aggregations, then whole jobs (window tables, report, snapshot). Same rows.
 
 Seeded simulated clusters (a few brokers and partitions, 10 s rounds, 60 s windows, two clusters in one
 folder) plus hand-made files for the corner cases the simulator does not produce (null labels, times
@@ -23,21 +24,17 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
 
 from kafka_balancer.errors import InputError
 from kafka_balancer.pipeline.aggregate import AGGREGATORS, window_start
 from kafka_balancer.pipeline.batch import compute
 from kafka_balancer.pipeline.columnar import ColumnarTables
 from kafka_balancer.pipeline.config import PipelineConfig
-from kafka_balancer.pipeline.file_windows import (
-    FileSpan,
-    candidate_windows,
-    first_last_frame,
-    parquet_files,
-    topic_broker_rates_frame,
-)
-from kafka_balancer.pipeline.rates import restart_intervals, topic_broker_rates
+from kafka_balancer.pipeline.file_windows import FileSpan, candidate_windows, parquet_files
+from kafka_balancer.pipeline.rates import broker_cpu_rates, restart_intervals, topic_broker_rates
 from kafka_balancer.pipeline.read import read_samples_by_type
+from kafka_balancer.pipeline.window_tasks import broker_window_tasks, run_window_tasks, window_tasks
 from kafka_balancer.sim.cluster import ClusterSpec, generate
 from kafka_balancer.sim.samples import SampleSpec, simulate, write_jsonl, write_parquet
 
@@ -200,6 +197,38 @@ def _sql_tb_rates(by_type: dict[str, DataFrame], cluster: str,
     return topic_broker_rates(points, broker, W).where(F.col("window").isin(windows)), restarts
 
 
+def _as_frame(spark: SparkSession, table: pa.Table, like: DataFrame) -> DataFrame:
+    """An Arrow result of the window tasks as a DataFrame with ``like``'s columns (the partition aggregate
+    also carries leader_min/leader_max, which the SQL aggregate folds into leader_moved)."""
+    t = table.select(like.columns)
+    return spark.createDataFrame(t.cast(to_arrow_schema(like.schema)), like.schema)
+
+
+def _first_last_tasks(spark: SparkSession, files: dict[str, list[FileSpan]], rtype: str, cluster: str | None,
+                      like: DataFrame, windows: list[int] | None = None) -> DataFrame:
+    """``rtype``'s aggregate as the columnar route computes it: one task per window (default: every window
+    the files touch)."""
+    wins = candidate_windows(files[rtype], W) if windows is None else windows
+    out = run_window_tasks(spark, window_tasks(rtype, files[rtype], wins, W), W, cluster, (rtype,))
+    return _as_frame(spark, out[rtype], like)
+
+
+def _broker_window_tasks(spark: SparkSession, files: dict[str, list[FileSpan]], cluster: str, windows: list[int],
+                         like_tb: DataFrame, like_bw: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """(topic-broker rates, broker windows) as the columnar route computes them: one task per window, reading
+    that window and the one before, finding the CPU restarts itself."""
+    out = run_window_tasks(spark, broker_window_tasks(files["topic_broker"], files["broker"], windows, W), W, cluster,
+                           ("topic_broker", "broker"))
+    return _as_frame(spark, out["topic_broker"], like_tb), _as_frame(spark, out["broker"], like_bw)
+
+
+def _sql_broker_windows(by_type: dict[str, DataFrame], cluster: str, windows: list[int]) -> DataFrame:
+    base = windows[0] - W
+    sel = (F.col("cluster") == cluster) & (F.col("window") >= base) & (F.col("window") <= windows[-1])
+    broker = AGGREGATORS["broker"](by_type["broker"], W, False).where(sel)
+    return broker_cpu_rates(broker, W).where(F.col("window").isin(windows))
+
+
 # --- equivalence on simulated samples -------------------------------------------------------------
 
 
@@ -208,8 +237,8 @@ def test_partition_aggregate_matches_sql(spark: SparkSession, sample_set: Callab
                                          name: str) -> None:
     # as batch.compute runs it: every cluster, every window the files touch
     ss = sample_set(name)
-    got = first_last_frame(spark, ss.files["partition"], "partition", W, None)
     want = AGGREGATORS["partition"](ss.by_type["partition"], W, False)
+    got = _first_last_tasks(spark, ss.files, "partition", None, want)
     rows = assert_same_frames(got, want, KEYS["partition"], min_rows=50)
     assert {r["cluster"] for r in rows} == {"fw", "other"}
 
@@ -223,24 +252,28 @@ def test_replica_and_group_aggregates_match_sql(spark: SparkSession, sample_set:
     wins = candidate_windows(ss.files[rtype], W)  # the 5 windows of cluster fw (cluster other has 4 of them)
     assert len(wins) == 5
     span = wins[1:-1]
-    got = first_last_frame(spark, ss.files[rtype], rtype, W, "fw", span)
     sel = (F.col("cluster") == "fw") & F.col("window").isin(span)
     want = AGGREGATORS[rtype](ss.by_type[rtype], W, False).where(sel)
+    got = _first_last_tasks(spark, ss.files, rtype, "fw", want, span)
     rows = assert_same_frames(got, want, KEYS[rtype], min_rows=20)
     assert {r["window"] for r in rows} == set(span)
 
 
 @pytest.mark.parametrize("name", list(SETS))
-def test_topic_broker_rates_match_sql(spark: SparkSession, sample_set: Callable[[str], SampleSet], name: str) -> None:
+def test_topic_broker_rates_and_broker_windows_match_sql(spark: SparkSession,
+                                                         sample_set: Callable[[str], SampleSet], name: str) -> None:
     ss = sample_set(name)
     wins = candidate_windows(ss.files["topic_broker"], W)  # every window of cluster fw
     assert len(wins) == 5
     want, restarts = _sql_tb_rates(ss.by_type, "fw", wins)
     if name.startswith("faulty"):
         assert restarts  # broker 1's restart in window 1
-    got = topic_broker_rates_frame(spark, ss.files["topic_broker"], W, "fw", wins, restarts)
+    want_bw = _sql_broker_windows(ss.by_type, "fw", wins)
+    got, got_bw = _broker_window_tasks(spark, ss.files, "fw", wins, want, want_bw)
     rows = assert_same_frames(got, want, KEYS["topic_broker"], min_rows=30)
     assert {r["window"] for r in rows} == set(wins)
+    bw = assert_same_frames(got_bw, want_bw, ["cluster", "broker", "window"], min_rows=16)
+    assert (sum(r["restarts"] for r in bw) > 0) == name.startswith("faulty")
 
 
 # --- equivalence on hand-made corner cases --------------------------------------------------------
@@ -332,21 +365,24 @@ def test_corner_cases_match_sql(spark: SparkSession, tmp_path: Path) -> None:
     for rtype in ("partition", "replica", "group_offset"):
         sql = AGGREGATORS[rtype](by_type[rtype], W, False)
         # every cluster and window (the SQL aggregate also has a group for the rows without a time)
-        rows = assert_same_frames(first_last_frame(spark, files[rtype], rtype, W, None),
-                                  sql.where(F.col("window").isNotNull()), KEYS[rtype])
+        want = sql.where(F.col("window").isNotNull())
+        rows = assert_same_frames(_first_last_tasks(spark, files, rtype, None, want), want, KEYS[rtype])
         assert {r["cluster"] for r in rows} == ({"local"} if rtype == "replica" else {"local", "x"})
         if rtype == "partition":
             part = {(r["cluster"], r["partition"], r["window"]): r for r in rows}
             assert part[("local", 0, T0)]["leader_moved"] and part[("local", 0, T0)]["first_leo"] is None
             assert part[("local", 1, T0)]["leader_moved"] is None  # every leader null
         # one cluster (the unlabelled rows), the last two windows
-        assert_same_frames(first_last_frame(spark, files[rtype], rtype, W, "local", wins[1:]),
-                           sql.where((F.col("cluster") == "local") & F.col("window").isin(wins[1:])), KEYS[rtype])
+        want = sql.where((F.col("cluster") == "local") & F.col("window").isin(wins[1:]))
+        assert_same_frames(_first_last_tasks(spark, files, rtype, "local", want, wins[1:]), want, KEYS[rtype])
     # the restarts of the unlabelled cluster only (cluster x has one of its broker 1 at 60 s)
     want, restarts = _sql_tb_rates(by_type, "local", wins)
     assert {(1, T0 + 40 * S), (1, T0 + 140 * S)} == restarts
-    rows = assert_same_frames(topic_broker_rates_frame(spark, files["topic_broker"], W, "local", wins, restarts),
-                              want, KEYS["topic_broker"])
+    want_bw = _sql_broker_windows(by_type, "local", wins)
+    got, got_bw = _broker_window_tasks(spark, files, "local", wins, want, want_bw)
+    rows = assert_same_frames(got, want, KEYS["topic_broker"])
+    bw = {(r["broker"], r["window"]): r for r in assert_same_frames(got_bw, want_bw, ["cluster", "broker", "window"])}
+    assert [bw[(1, w)]["restarts"] for w in wins] == [1, 0, 1]  # at 40 s and 140 s
     by_key = {(r["broker"], r["topic"], r["window"]): r for r in rows}
     # broker 1, topic a, window 0: 0 -> 20 s kept; 20 -> 40 s dropped (CPU restart) although its bytes grew
     assert by_key[(1, "a", T0)]["tb_intervals"] == 1

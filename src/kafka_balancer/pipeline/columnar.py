@@ -1,6 +1,6 @@
 """The batch job over plain Parquet samples: Spark reads and aggregates the samples, numpy the windows.
 
-Spark tasks do the work that grows with the samples (:mod:`file_windows`: one task per record type and
+Spark tasks do the work that grows with the samples (:mod:`window_tasks`: one task per record type and
 window aggregates its files with Arrow; the broker records through Spark SQL). What comes back is one row
 per partition, replica, group series, topic-broker pair or broker and window: about 3M rows for a
 100,000-partition cluster over 7 windows, against 64M samples. The window step (rates, loads, validity,

@@ -1,40 +1,28 @@
-"""The batch job's first stage over Parquet samples: one Spark task per record type and window.
+"""Sample files per window: which Parquet files hold a window, and reading a window's rows with Arrow.
 
-Spark SQL spends most of a large batch job in its first stage: every sample is decoded into a row, hashed
-on string keys and shuffled, then sorted again for the counter intervals. Over Parquet samples the
-windows can be cut without a shuffle instead: the ``ts`` statistics in the file footers tell which files
-hold a window, so one task per (record type, window) reads just those files with Arrow and aggregates
-them with :mod:`arrow_agg`, and its rows are the window's final aggregate. Nothing is shuffled; the tasks
-spread over the cluster like any other Spark job (the sample folder must be readable from every
-executor, as for ``spark.read.parquet``).
+Over Parquet samples the windows can be cut without a shuffle: the ``ts`` statistics in the file footers
+tell which files hold a window (:func:`parquet_files`, :func:`candidate_windows`), so a task reads just
+those files (:func:`read_slice`) and aggregates them (:mod:`window_tasks`). JSON lines, and a folder that
+is not plain Parquet, take the Spark SQL route.
 
-The results have the schema and the rows of the Spark SQL aggregation (``aggregate.py``,
-``rates.topic_broker_rates``); JSON lines, a folder that is not plain Parquet, and streaming use that.
-
-    >>> files = parquet_files("samples/")                                            # doctest: +SKIP
-    >>> replica = first_last_frame(spark, files["replica"], "replica", 300_000, "prod", [0, 300_000])  # doctest: +SKIP
+    >>> files = parquet_files("samples/")                                   # doctest: +SKIP
+    >>> paths = [f.path for f in files["replica"]]                          # doctest: +SKIP
+    >>> t = read_slice(paths, input_schema("replica"), 0, 300_000, "prod")  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import StructType
 
 from kafka_balancer.errors import InputError
-from kafka_balancer.pipeline.aggregate import AGGREGATORS, OFFSETS
-from kafka_balancer.pipeline.arrow_agg import counter_rates, first_last
-from kafka_balancer.pipeline.schemas import RAW, RECORD_TYPES, type_schema
-
-TASK_SCHEMA = "window long, lo long, hi long, paths array<string>"
+from kafka_balancer.pipeline.aggregate import OFFSETS
+from kafka_balancer.pipeline.schemas import RECORD_TYPES, type_schema
 
 
 @dataclass(frozen=True)
@@ -127,23 +115,7 @@ def candidate_windows(files: list[FileSpan], window_ms: int) -> list[int]:
     return sorted(wins)
 
 
-def _tasks(files: list[FileSpan], windows: list[int], window_ms: int, before: int) -> list[tuple[Any, ...]]:
-    """(window, lo, hi, paths) per window, reading [window - before, window + window_ms); biggest first."""
-    tasks = []
-    for w in windows:
-        lo, hi = w - before, w + window_ms
-        hit = [f for f in files if f.lo is not None and f.hi is not None and f.lo < hi and f.hi >= lo]
-        if hit:
-            tasks.append((sum(f.rows for f in hit), (w, lo, hi, [f.path for f in hit])))
-    return [t for _, t in sorted(tasks, key=lambda x: -x[0])]
-
-
-def _task_frame(spark: SparkSession, tasks: list[tuple[Any, ...]]) -> DataFrame:
-    rdd = spark.sparkContext.parallelize(tasks, max(len(tasks), 1))
-    return spark.createDataFrame(rdd, TASK_SCHEMA)
-
-
-def _read_slice(paths: list[str], schema: pa.Schema, lo: int, hi: int, cluster: str | None) -> pa.Table:
+def read_slice(paths: list[str], schema: pa.Schema, lo: int, hi: int, cluster: str | None) -> pa.Table:
     """The rows of ``paths`` with ``lo <= ts < hi`` in ``schema`` (missing columns null; strings
     dictionary-encoded with one dictionary per column), the cluster label filled with ``local`` as the SQL
     reader does, and only ``cluster``'s rows when given."""
@@ -173,62 +145,8 @@ def _dict_equal(arr: pa.Array, value: str) -> pa.Array:
     return pc.fill_null(pc.equal(arr.indices, pa.scalar(hit, arr.indices.type)), False)
 
 
-def _input_schema(rtype: str) -> pa.Schema:
+def input_schema(rtype: str) -> pa.Schema:
     """The Arrow schema a task reads ``rtype`` in: the sample schema, strings dictionary-encoded."""
     sch = to_arrow_schema(type_schema(rtype, with_type=False))
     return pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), pa.string())) if pa.types.is_string(f.type) else f
                       for f in sch])
-
-
-def _batches(t: pa.Table, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    yield from t.select(schema.names).cast(schema).to_batches(max_chunksize=65_536)
-
-
-def first_last_frame(spark: SparkSession, files: list[FileSpan], rtype: str, window_ms: int,
-                     cluster: str | None, windows: list[int] | None = None) -> DataFrame:
-    """The window aggregate of ``rtype`` (partition, replica or group_offset) for ``windows`` (default:
-    every window the files touch), rows of ``cluster`` only when given: the rows and schema of
-    ``AGGREGATORS[rtype](samples, window_ms, event_time=False)``."""
-    spec = SPECS[rtype]
-    out_schema: StructType = AGGREGATORS[rtype](spark.createDataFrame([], RAW), window_ms, False).schema
-    arrow_out = to_arrow_schema(out_schema)
-    arrow_in = _input_schema(rtype)
-    wins = candidate_windows(files, window_ms) if windows is None else windows
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for b in batches:
-            for task in b.to_pylist():
-                t = _read_slice(task["paths"], arrow_in, task["lo"], task["hi"], cluster)
-                agg = first_last(t, spec.keys, spec.fields, window_ms, spec.count, spec.last_only, spec.min_max)
-                if "leader_min" in agg.column_names:
-                    moved = pc.not_equal(agg.column("leader_min"), agg.column("leader_max"))
-                    agg = agg.append_column("leader_moved", moved)
-                yield from _batches(agg, arrow_out)
-
-    return _task_frame(spark, _tasks(files, wins, window_ms, 0)).mapInArrow(run, out_schema)
-
-
-def topic_broker_rates_frame(spark: SparkSession, files: list[FileSpan], window_ms: int, cluster: str,
-                             windows: list[int], restarts: set[tuple[int, int]]) -> DataFrame:
-    """The topic-broker byte rates of ``cluster`` for ``windows``: the rows and schema of
-    :func:`rates.topic_broker_rates`. Each task reads its window and the one before (the first interval
-    of a window may start there). ``restarts``: (broker, end time) of intervals in which the broker's
-    CPU counter went down (:func:`rates.restart_intervals`)."""
-    from kafka_balancer.pipeline.rates import topic_broker_rates
-
-    empty = spark.createDataFrame([], RAW)
-    out_schema = topic_broker_rates(
-        empty.select("cluster", "broker", "topic", "ts", "bytes_in", "bytes_out"),
-        AGGREGATORS["broker"](empty, window_ms, False), window_ms).schema
-    arrow_out = to_arrow_schema(out_schema)
-    arrow_in = _input_schema("topic_broker")
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for b in batches:
-            for task in b.to_pylist():
-                t = _read_slice(task["paths"], arrow_in, task["lo"], task["hi"], cluster)
-                rates = counter_rates(t, ["cluster", "broker", "topic"], TB_FIELDS, window_ms, task["window"],
-                                      restarts, count_name="tb_intervals")
-                yield from _batches(rates, arrow_out)
-
-    return _task_frame(spark, _tasks(files, windows, window_ms, window_ms)).mapInArrow(run, out_schema)

@@ -30,7 +30,7 @@ from pyspark.sql import SparkSession
 
 from kafka_balancer.pipeline.arrow_agg import counter_rates, first_last
 from kafka_balancer.pipeline.arrow_broker import BW_SCHEMA, broker_window
-from kafka_balancer.pipeline.file_windows import SPECS, TB_FIELDS, FileSpan, _input_schema, _read_slice
+from kafka_balancer.pipeline.file_windows import SPECS, TB_FIELDS, FileSpan, input_schema, read_slice
 
 
 @dataclass(frozen=True)
@@ -87,9 +87,9 @@ def _first_last(kind: str, t: pa.Table, window_ms: int) -> pa.Table:
 
 
 def _broker_window(task: WindowTask, window_ms: int, cluster: str | None) -> tuple[pa.Table, pa.Table]:
-    brokers = _read_slice(list(task.broker_paths), _input_schema("broker"), task.lo, task.hi, cluster)
+    brokers = read_slice(list(task.broker_paths), input_schema("broker"), task.lo, task.hi, cluster)
     bw, restarts = broker_window(brokers, window_ms, task.window)
-    tb = _read_slice(list(task.paths), _input_schema("topic_broker"), task.lo, task.hi, cluster)
+    tb = read_slice(list(task.paths), input_schema("topic_broker"), task.lo, task.hi, cluster)
     rates = counter_rates(tb, ["cluster", "broker", "topic"], TB_FIELDS, window_ms, task.window, restarts,
                           count_name="tb_intervals")
     return bw, rates
@@ -100,7 +100,7 @@ def run_task(task: WindowTask, window_ms: int, cluster: str | None) -> list[tupl
     if task.kind == "broker_window":
         bw, rates = _broker_window(task, window_ms, cluster)
         return [("broker", _ipc(bw)), ("topic_broker", _ipc(rates))]
-    t = _read_slice(list(task.paths), _input_schema(task.kind), task.lo, task.hi, cluster)
+    t = read_slice(list(task.paths), input_schema(task.kind), task.lo, task.hi, cluster)
     return [(task.kind, _ipc(_first_last(task.kind, t, window_ms)))]
 
 
@@ -109,9 +109,9 @@ def empty_result(kind: str, window_ms: int) -> pa.Table:
     if kind == "broker":
         return BW_SCHEMA.empty_table()
     if kind == "topic_broker":
-        return counter_rates(_input_schema("topic_broker").empty_table(), ["cluster", "broker", "topic"], TB_FIELDS,
+        return counter_rates(input_schema("topic_broker").empty_table(), ["cluster", "broker", "topic"], TB_FIELDS,
                              window_ms, 0, set(), count_name="tb_intervals")
-    return _first_last(kind, _input_schema(kind).empty_table(), window_ms)
+    return _first_last(kind, input_schema(kind).empty_table(), window_ms)
 
 
 def run_window_tasks(spark: SparkSession, tasks: list[WindowTask], window_ms: int, cluster: str | None,
