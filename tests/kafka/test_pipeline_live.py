@@ -1,9 +1,9 @@
 """The pipeline against the real local cluster: a known number of bytes produced to known partitions while
 the collector samples; the snapshot's per-partition bytes-in must match the produce rate within 10 %.
 
-The same samples, produced by the collector to a Kafka topic, are then read by the streaming pipeline
-(Spark's Kafka source, the ``spark_kafka`` jars) and must give the same per-partition rates as the batch
-run on the files.
+The same samples written as Parquet take the columnar route and must give the same snapshot. The same
+samples, produced by the collector to a Kafka topic, are then read by the streaming pipeline (Spark's Kafka
+source, the ``spark_kafka`` jars) and must give the same per-partition rates as the batch run on the files.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ import pytest
 from kafka_balancer.collect.collector import CollectOptions, collect
 from kafka_balancer.pipeline import streaming
 from kafka_balancer.pipeline.batch import run_batch
+from kafka_balancer.pipeline.columnar import ColumnarTables
 from kafka_balancer.pipeline.config import PipelineConfig
+from kafka_balancer.pipeline.read import read_samples_by_type
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -77,6 +79,19 @@ def test_snapshot_bytes_in_matches_what_was_produced(kafka_cluster: Any, spark: 
     for p in RATES:
         # BytesInPerSec counts record batches (value + record and batch overhead, a few % at 1 kB values).
         assert got[p] == pytest.approx(produced_rate[p], rel=0.10), (p, got[p], produced_rate[p])
+
+    # The same samples as Parquet take the columnar route (Arrow tasks, numpy window step): same snapshot.
+    pq_dir = tmp_path / "samples-parquet"
+    for rtype, df in read_samples_by_type(spark, samples).items():
+        df.drop("event_time").coalesce(1).write.parquet(str(pq_dir / "parquet" / rtype))
+    columnar = run_batch(spark, pq_dir, cfg)
+    assert isinstance(columnar.tables, ColumnarTables) and columnar.windows == res.windows
+    assert [(p["topic"], p["partition"], p["replicas"], p["leader"]) for p in columnar.snapshot["partitions"]] == [
+        (p["topic"], p["partition"], p["replicas"], p["leader"]) for p in res.snapshot["partitions"]]
+    for a, b in zip(columnar.snapshot["partitions"], res.snapshot["partitions"], strict=True):
+        for role in ("leader", "follower"):
+            assert a["load"][role] == pytest.approx(b["load"][role], rel=1e-9, abs=1e-9), (a["topic"], a["partition"])
+    assert columnar.report["valid_ratio"] == res.report["valid_ratio"]
 
     # The same samples through Structured Streaming from the samples topic (Kafka source).
     if not connector_jars():

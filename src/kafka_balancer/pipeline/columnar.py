@@ -178,6 +178,9 @@ def gram_sums(part: tuple[np.ndarray, np.ndarray]) -> tuple[dict[str, float], se
 _ESCAPED = set('"#%\'*/:=?\\\x7f{[]^') | {chr(i) for i in range(32)}
 
 
+DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # Spark's folder for an empty or null partition value
+
+
 def escape_path_value(value: str) -> str:
     return "".join(f"%{ord(ch):02X}" if ch in _ESCAPED else ch for ch in value)
 
@@ -201,7 +204,7 @@ def _write_partitioned(table: pa.Table, root: Path) -> None:
         in_c = labels == c
         for w in np.unique(win[in_c]):
             rows = np.flatnonzero(in_c & (win == w))
-            folder = root / f"cluster={escape_path_value(c)}" / f"window={int(w)}"
+            folder = root / f"cluster={escape_path_value(c) or DEFAULT_PARTITION}" / f"window={int(w)}"
             if folder.exists():
                 shutil.rmtree(folder)
             folder.mkdir(parents=True)

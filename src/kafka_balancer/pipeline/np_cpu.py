@@ -72,7 +72,9 @@ def broker_codes(col: pa.ChunkedArray | pa.Array, vocab: pa.Array) -> np.ndarray
 def broker_traffic(pw: pa.Table, r: Replicas) -> pa.Table:
     """Per broker and window: lin, lout, fin, replica_count, invalid_partitions (``cpu_model.broker_traffic``)."""
     nw_in, nw_out = floats(pw.column("nw_in"))[r.parent], floats(pw.column("nw_out"))[r.parent]
-    invalid = ~np.asarray(pw.column("pw_valid").to_numpy(zero_copy_only=False), dtype=bool)[r.parent]
+    # when(~pw_valid, 1).otherwise(0): a null pw_valid counts as valid here
+    invalid = np.asarray(pc.fill_null(pc.invert(pw.column("pw_valid")), False).to_numpy(zero_copy_only=False),
+                         dtype=bool)[r.parent]
     keys, of = groups(radix([(r.broker, len(r.brokers)), (r.window, len(r.windows))]))
     n = len(keys)
     first = np.zeros(n, dtype=np.int64)
