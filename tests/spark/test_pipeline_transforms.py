@@ -137,6 +137,8 @@ def test_partition_loads_split_by_offsets_and_fall_back_to_sizes(spark: Any) -> 
         lso = [0, 0, 2][i]
         recs += [part(ts, "u", 0, 20 + 60 * i, lso, leader=2, replicas=[2]),
                  replica(ts, "u", 0, 2, [200, 800, 1380][i])]
+        # Topic v has no JMX series and its leader (3) has no replica record: no rate at all
+        recs += [part(ts, "v", 0, 10 * i, leader=3, replicas=[3, 2]), replica(ts, "v", 0, 2, 70)]
     df = samples(spark, recs)
     aggs = window_aggregates(df, W)
     pw = partition_loads(
@@ -152,6 +154,9 @@ def test_partition_loads_split_by_offsets_and_fall_back_to_sizes(spark: Any) -> 
     assert p1["nw_out"] == pytest.approx(1000.0)  # no consumer, one follower
     assert p0["disk"] == 1020.0  # the leader's latest size, not the follower's
     assert (u0["nw_in_source"], u0["nw_in"]) == ("size", pytest.approx(10.0))  # 1200 B over 120 s
+    # no rate is null, not 0 (a window without a rate must not count as an idle one)
+    v0 = rows[("v", 0)]
+    assert (v0["nw_in_source"], v0["nw_in"], v0["nw_out"], v0["disk"]) == (None, None, None, 70.0)
 
 
 def test_cpu_model_recovers_exact_weights_and_falls_back_when_short() -> None:
