@@ -470,7 +470,8 @@ def _throughput_lines(rows: list[dict[str, Any]]) -> list[str]:
             "docs/pipeline-bench/profile-64m.json`: one run with Spark's event log; every Spark job the pipeline "
             "starts is described with its step). *Task time* sums every task's run time; on 2 cores at most "
             f"half of it overlaps. End to end {p['e2e_s']:.1f} s, of which {p['e2e_s'] - p['busy_s']:.1f} s with "
-            "no Spark job running (Python, planning, code generation, the snapshot's validation and write).",
+            "no Spark job running (on the driver: the numpy window step, decoding the tasks' Arrow results, building, "
+            "validating and writing the snapshot, writing the window tables).",
             "",
             "| step | Spark jobs | wall (s) | task time (s) |",
             "|---|---|---|---|",
