@@ -26,6 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from kafka_balancer.collect.writer import SampleFileWriter, SampleParquetWriter
 from kafka_balancer.errors import InputError
 from kafka_balancer.pipeline.aggregate import AGGREGATORS, window_start
 from kafka_balancer.pipeline.batch import compute
@@ -427,6 +428,29 @@ def test_compute_columnar_and_sql_give_the_same_tables_report_and_snapshot(
             sql.release()
     finally:
         auto.release()
+
+
+def test_the_collectors_json_lines_and_parquet_give_the_same_snapshot(spark: SparkSession, tmp_path: Path) -> None:
+    # the same records through the collector's two file writers: JSON lines take the Spark SQL route,
+    # Parquet the columnar one
+    snap = generate(ClusterSpec(brokers=4, racks=0, topics=3, partitions=10, name="fw"), seed=3)
+    spec = SampleSpec(cluster="fw", window_ms=W, windows=3, interval_ms=10_000, missing=0.05, restarts=((1, 7),))
+    jsonl, parquet = SampleFileWriter(tmp_path / "jsonl"), SampleParquetWriter(tmp_path / "parquet", rounds_per_file=4)
+    for rnd in simulate(snap, spec, seed=3).rounds:
+        records = [{**r, "type": t} for t, tbl in rnd.items() for r in tbl.to_pylist()]
+        jsonl.write_round(records)
+        parquet.write_round(records)
+    parquet.close()
+    cfg = PipelineConfig(window_ms=W, windows=3, cpu_min_obs=3, cpu_min_windows=2)
+    a = compute(spark, tmp_path / "parquet", cfg)
+    b = compute(spark, tmp_path / "jsonl", cfg)
+    try:
+        assert isinstance(a.tables, ColumnarTables) and not isinstance(b.tables, ColumnarTables)
+        assert len(a.snapshot["partitions"]) == snap.n_partitions == 10
+        assert_same_doc(a.snapshot, b.snapshot)
+    finally:
+        a.release()
+        b.release()
 
 
 def test_json_lines_take_the_sql_path_and_a_bad_engine_is_refused(spark: SparkSession, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs
 from kafka_balancer.collect.sampler import build_records, read_round
-from kafka_balancer.collect.writer import SampleFileWriter, SampleTopicWriter
+from kafka_balancer.collect.writer import SampleFileWriter, SampleParquetWriter, SampleTopicWriter
 from kafka_balancer.errors import InputError
 
 
@@ -32,6 +32,7 @@ class CollectOptions:
     topic: str | None = None  # also produce records here
     include_internal: bool = False
     timeout_s: float = 15.0
+    file_format: str = "jsonl"  # or "parquet" (collect/writer.py)
 
 
 @dataclass
@@ -66,7 +67,10 @@ def collect(opt: CollectOptions, say: Callable[[str], None] | None = None) -> Co
         raise InputError("collect needs --rounds or --duration (or run it until Ctrl-C with --forever)")
     say = say or (lambda m: print(m, file=sys.stderr))
     admin = connect_admin(opt.bootstrap, timeout_s=opt.timeout_s)
-    files = SampleFileWriter(opt.out_dir)
+    if opt.file_format not in ("jsonl", "parquet"):
+        raise InputError(f"unknown sample file format {opt.file_format!r}", hint="use jsonl or parquet")
+    files: SampleFileWriter | SampleParquetWriter = (
+        SampleFileWriter(opt.out_dir) if opt.file_format == "jsonl" else SampleParquetWriter(opt.out_dir))
     topic = SampleTopicWriter(opt.bootstrap, opt.topic, admin) if opt.topic else None
     res = CollectResult()
     t_start = time.monotonic()
@@ -93,6 +97,7 @@ def collect(opt: CollectOptions, say: Callable[[str], None] | None = None) -> Co
                 break
             time.sleep(max(0.0, opt.interval_s - (time.monotonic() - t0)))
     finally:
+        files.close()
         res.files = list(files.files)
         if topic is not None:
             topic.close()

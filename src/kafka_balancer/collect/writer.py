@@ -1,7 +1,13 @@
-"""Where sample records go: JSON-lines files in a directory, and optionally a Kafka topic.
+"""Where sample records go: JSON-lines or Parquet files in a directory, and optionally a Kafka topic.
 
-Files are ``DIR/samples-<first ts_ms>-<seq>.jsonl``; a file is closed after ``rounds_per_file``
+JSON lines: ``DIR/samples-<first ts_ms>-<seq>.jsonl``; a file is closed after ``rounds_per_file``
 rounds, so a reader (the pipeline) can pick up closed files while collection goes on.
+
+Parquet: ``DIR/parquet/<type>/samples-<first ts_ms>-<seq>.parquet``, one folder per record type, the
+layout the pipeline's columnar route reads (``docs/pipeline.md``). A Parquet file cannot grow, so rounds
+are held in memory and each type's file is written every ``rounds_per_file`` rounds and at ``close()``
+(the collector calls it when it stops, Ctrl-C included); a collector killed outright loses the rounds not
+yet written. A file appears whole: it is written under a dot-name, which readers skip, then renamed.
 """
 
 from __future__ import annotations
@@ -12,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 DEFAULT_TOPIC = "__kafka_balancer_samples"
 
@@ -38,6 +46,68 @@ class SampleFileWriter:
             f.write(b"".join(orjson.dumps(r) + b"\n" for r in records))
         self._rounds_in_file += 1
         return self._path
+
+    def close(self) -> None:
+        """Nothing to do: every round is on disk when ``write_round`` returns."""
+
+
+def _arrow_schema(rtype: str) -> pa.Schema:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from kafka_balancer.pipeline.schemas import type_schema
+
+    return to_arrow_schema(type_schema(rtype, with_type=False))
+
+
+class SampleParquetWriter:
+    """Records as Parquet, one folder per record type (see the module docstring)."""
+
+    def __init__(self, out_dir: Path, rounds_per_file: int = 10) -> None:
+        from kafka_balancer.pipeline.schemas import RECORD_TYPES
+
+        self.out_dir = Path(out_dir)
+        self.rounds_per_file = rounds_per_file
+        self._seq = 0
+        self._rounds = 0
+        self._pending: dict[str, list[dict[str, Any]]] = {t: [] for t in RECORD_TYPES}
+        self._first_ts: int | None = None
+        self.files: list[Path] = []
+
+    def write_round(self, records: Sequence[dict[str, Any]]) -> Path:
+        """Holds the round; writes the files when ``rounds_per_file`` rounds are held. Returns the folder."""
+        if not records:
+            raise ValueError("a round has at least one record")
+        bad = [r.get("type") for r in records if r.get("type") not in self._pending]
+        if bad:
+            raise ValueError(f"record of unknown type {bad[0]!r}")
+        for r in records:
+            self._pending[r["type"]].append(r)
+        if self._first_ts is None:
+            self._first_ts = int(records[0]["ts"])
+        self._rounds += 1
+        if self._rounds >= self.rounds_per_file:
+            self.flush()
+        return self.out_dir / "parquet"
+
+    def flush(self) -> None:
+        """Writes the rounds held, one file per record type that has records."""
+        for rtype, rows in self._pending.items():
+            if not rows:
+                continue
+            d = self.out_dir / "parquet" / rtype
+            d.mkdir(parents=True, exist_ok=True)
+            name = f"samples-{self._first_ts}-{self._seq:04d}.parquet"
+            tmp = d / f".{name}.tmp"
+            pq.write_table(pa.Table.from_pylist(rows, schema=_arrow_schema(rtype)), tmp, compression="snappy")
+            tmp.rename(d / name)
+            self.files.append(d / name)
+            rows.clear()
+        self._seq += 1
+        self._rounds = 0
+        self._first_ts = None
+
+    def close(self) -> None:
+        self.flush()
 
 
 class SampleTopicWriter:

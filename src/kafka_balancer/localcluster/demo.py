@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+import shutil
 import subprocess
 import sys
 import time
@@ -71,7 +72,7 @@ def _measure_phase(opt: DemoOptions, cluster: Any, name: str, say: Callable[[str
     r0 = measure.read(urls)
     collect(CollectOptions(bootstrap=cluster.bootstrap, out_dir=opt.out / f"samples-{name}",
                            interval_s=opt.interval_s, duration_s=opt.collect_s, metrics_urls=urls,
-                           hosts=cluster.hosts()), say=lambda m: None)
+                           hosts=cluster.hosts(), file_format="parquet"), say=lambda m: None)
     r1 = measure.read(urls)
     admin = connect_admin(cluster.bootstrap)
     try:
@@ -105,6 +106,8 @@ def run_demo(opt: DemoOptions, say: Callable[[str], None] | None = None) -> Demo
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("samples-*/*.jsonl"):
         old.unlink()
+    for old in out.glob("samples-*/parquet"):
+        shutil.rmtree(old)
     journal = Journal(out / "executor-journal.jsonl")
     journal.rotate()
 
