@@ -137,8 +137,10 @@ def test_partition_loads_split_by_offsets_and_fall_back_to_sizes(spark: Any) -> 
         lso = [0, 0, 2][i]
         recs += [part(ts, "u", 0, 20 + 60 * i, lso, leader=2, replicas=[2]),
                  replica(ts, "u", 0, 2, [200, 800, 1380][i])]
-        # Topic v has no JMX series and its leader (3) has no replica record: no rate at all
+        # Topic v has no JMX series and its leader (3) has no replica record: no rate at all. Topic w's log
+        # was recreated (log end 500 -> 20 -> 40): in the window of the drop its size says nothing either.
         recs += [part(ts, "v", 0, 10 * i, leader=3, replicas=[3, 2]), replica(ts, "v", 0, 2, 70)]
+        recs += [part(ts, "w", 0, [500, 20, 40][i], leader=2, replicas=[2]), replica(ts, "w", 0, 2, [900, 30, 60][i])]
     df = samples(spark, recs)
     aggs = window_aggregates(df, W)
     pw = partition_loads(
@@ -157,6 +159,8 @@ def test_partition_loads_split_by_offsets_and_fall_back_to_sizes(spark: Any) -> 
     # no rate is null, not 0 (a window without a rate must not count as an idle one)
     v0 = rows[("v", 0)]
     assert (v0["nw_in_source"], v0["nw_in"], v0["nw_out"], v0["disk"]) == (None, None, None, 70.0)
+    w0 = rows[("w", 0)]
+    assert (w0["d_leo"], w0["nw_in_source"], w0["nw_in"], w0["disk"]) == (None, None, None, 60.0)
 
 
 def test_cpu_model_recovers_exact_weights_and_falls_back_when_short() -> None:

@@ -81,9 +81,11 @@ def partition_loads(pdel: DataFrame, tb_rates: DataFrame, rdel: DataFrame, gdel:
     bpm = F.when(msgs > 0, F.coalesce(F.col("leader_size"), F.col("max_size")) / msgs)
     span = F.when(F.col("size_span_ms") > 0, F.col("size_span_ms"))
     # clipped at 0 (retention deleted more than was appended); null when the sizes give no rate (no leader
-    # replica, no message count): the window then has no rate (greatest alone would turn null into 0)
+    # replica, no message count) and when the log end offset went back (a recreated or truncated log: the
+    # size delta says nothing about what came in): the window then has no rate (greatest alone would turn
+    # null into 0)
     raw_in = (F.col("leader_d_size") + F.col("d_lso") * bpm) / span * 1000.0
-    size_in = F.when(raw_in.isNotNull(), F.greatest(raw_in, F.lit(0.0)))
+    size_in = F.when(raw_in.isNotNull() & F.col("d_leo").isNotNull(), F.greatest(raw_in, F.lit(0.0)))
     cons_span = F.when(F.col("span_ms") > 0, F.col("span_ms"))
     size_cons = F.col("d_committed") * bpm / cons_span * 1000.0
     repl = F.greatest(F.size("replicas") - 1, F.lit(0))

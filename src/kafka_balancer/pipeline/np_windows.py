@@ -170,7 +170,8 @@ def _partition_windows(part: pa.Table, replica: pa.Table, group: pa.Table, tb: p
     size = np.where(np.isnan(leader_size), max_size, leader_size)
     bpm = np.where(msgs > 0, size / msgs, np.nan)
     raw_in = (leader_d_size + d_lso[keep] * bpm) / positive(size_span) * 1000.0
-    size_in = np.where(np.isnan(raw_in), np.nan, np.maximum(raw_in, 0.0))  # null stays null (loads.py)
+    # null stays null, and no rate when the log end offset went back (loads.py)
+    size_in = np.where(np.isnan(raw_in) | np.isnan(d_leo[keep]), np.nan, np.maximum(raw_in, 0.0))
     span_k = ps.span_ms[keep]
     size_cons = d_committed * bpm / positive(span_k) * 1000.0
     reps = pk_part.column("replicas")
