@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from kafka_balancer.pipeline.arrow_agg import _group_percentile, counter_rates, first_last, windows_of
+from kafka_balancer.pipeline.arrow_agg import counter_rates, first_last, group_percentile, windows_of
 
 W = 60_000
 TB_KEYS = ["cluster", "broker", "topic"]
@@ -281,7 +281,7 @@ def test_counter_rates_of_too_few_points_is_empty_with_the_schema() -> None:
         assert got.schema.field("tb_intervals").type == pa.int64()
 
 
-# --- _group_percentile ---------------------------------------------------------------------------
+# --- group_percentile ---------------------------------------------------------------------------
 
 
 def _grouped(counts: list[int], rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -292,7 +292,7 @@ def _grouped(counts: list[int], rng: np.random.Generator) -> tuple[np.ndarray, n
 
 
 def _check_percentiles(values: np.ndarray, group: np.ndarray, groups: int, q: float) -> None:
-    got = _group_percentile(values, group, groups, q)
+    got = group_percentile(values, group, groups, q)
     assert got.shape == (groups,)
     for g in range(groups):
         vs = values[group == g]
@@ -305,7 +305,7 @@ def _check_percentiles(values: np.ndarray, group: np.ndarray, groups: int, q: fl
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("q", [0.0, 0.5, 0.95, 1.0])
-def test_group_percentile_few_values_per_group(seed: int, q: float) -> None:
+def testgroup_percentile_few_values_per_group(seed: int, q: float) -> None:
     rng = np.random.default_rng(seed)
     counts = rng.integers(0, 12, size=60).tolist()  # some groups empty
     counts[-1] = 0
@@ -317,7 +317,7 @@ def test_group_percentile_few_values_per_group(seed: int, q: float) -> None:
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("q", [0.0, 0.5, 0.95, 1.0])
-def test_group_percentile_one_big_group(seed: int, q: float) -> None:
+def testgroup_percentile_one_big_group(seed: int, q: float) -> None:
     rng = np.random.default_rng(seed)
     counts = rng.integers(0, 4, size=40).tolist()
     counts[7] = 20_000
@@ -327,6 +327,6 @@ def test_group_percentile_one_big_group(seed: int, q: float) -> None:
     _check_percentiles(values, group, groups, q)
 
 
-def test_group_percentile_of_no_values_is_nan() -> None:
-    got = _group_percentile(np.array([]), np.array([], dtype=np.int64), 3, 0.95)
+def testgroup_percentile_of_no_values_is_nan() -> None:
+    got = group_percentile(np.array([]), np.array([], dtype=np.int64), 3, 0.95)
     assert np.isnan(got).all() and got.shape == (3,)

@@ -132,7 +132,7 @@ def _restart_mask(broker: pa.ChunkedArray, rows: np.ndarray, end_ts: np.ndarray,
     return mask
 
 
-def _group_percentile(values: np.ndarray, group: np.ndarray, groups: int, q: float) -> np.ndarray:
+def group_percentile(values: np.ndarray, group: np.ndarray, groups: int, q: float) -> np.ndarray:
     """Exact percentile ``q`` of ``values`` per group (0..groups-1, ``group`` non-decreasing), interpolated
     between the two closest ranks as Spark's ``percentile`` does; NaN for a group without values."""
     out = np.full(groups, np.nan)
@@ -223,7 +223,7 @@ def counter_rates(
         stats += [
             (prefix, np.where(has, total / np.where(sum_dt > 0, sum_dt, 1.0) * 1000.0, np.nan), has),
             (f"{prefix}_max", top, has),
-            (f"{prefix}_p95", _group_percentile(rate[dv], group[dv], groups, P95), has),
+            (f"{prefix}_p95", group_percentile(rate[dv], group[dv], groups, P95), has),
         ]
     rows = t.select(list(keys)).take(pa.array(order[idx[starts] + 1] if groups else np.array([], np.int64)))
     count = np.diff(np.concatenate([starts, [len(idx)]])) if groups else np.array([], np.int64)

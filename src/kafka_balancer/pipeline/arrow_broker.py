@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_balancer.pipeline.arrow_agg import P95, _group_percentile, windows_of
+from kafka_balancer.pipeline.arrow_agg import P95, group_percentile, windows_of
 from kafka_balancer.pipeline.np_keys import floats, group_max, group_sum, groups, ints, radix, shared_codes
 
 BW_SCHEMA = pa.schema([
@@ -70,7 +70,7 @@ def broker_window(t: pa.Table, window_ms: int, window: int) -> tuple[pa.Table, s
     cpu = group_sum(d_pct[ok], grp[ok], n) / sum_dt * 1.0
     g_ok = grp[ok]
     o = np.argsort(g_ok, kind="stable")
-    p95 = _group_percentile(rate[o], g_ok[o], n, P95)
+    p95 = group_percentile(rate[o], g_ok[o], n, P95)
     broker = t.column("broker").take(latest).cast(pa.int32())
     rows = pa.table({
         "cluster": t.column("cluster").take(latest).cast(pa.string()),

@@ -39,7 +39,7 @@ from kafka_balancer.pipeline.np_cpu import (
 )
 from kafka_balancer.pipeline.np_keys import floats, ints
 from kafka_balancer.pipeline.np_windows import partition_windows, window_rounds
-from kafka_balancer.pipeline.tables import drop, step
+from kafka_balancer.pipeline.tables import step
 from kafka_balancer.pipeline.window_tasks import broker_window_tasks, run_window_tasks, window_tasks
 
 
@@ -53,7 +53,6 @@ class ColumnarTables:
     broker_arrow: pa.Table
     cpu_model: CpuModel
     windows: list[int]
-    held: list[DataFrame] = field(default_factory=list)
     _frames: dict[str, DataFrame] = field(default_factory=dict)
 
     @property
@@ -70,9 +69,7 @@ class ColumnarTables:
         return self._frames[name]
 
     def release(self) -> None:
-        for df in self.held:
-            drop(df)
-        self.held.clear()
+        """Forget the DataFrames made from the tables (nothing is stored in Spark)."""
         self._frames.clear()
 
 

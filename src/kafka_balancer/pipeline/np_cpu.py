@@ -53,11 +53,11 @@ def explode(pw: pa.Table, bw: pa.Table) -> Replicas:
     reps = pw.column("replicas").combine_chunks()
     parent = np.asarray(pc.list_parent_indices(reps).to_numpy(zero_copy_only=False), dtype=np.int64)
     flat = pc.list_flatten(reps)
-    (b_rep, b_lead, _), _ = shared_codes(flat, pw.column("leader"), bw.column("broker"))
     ids = pa.chunked_array([flat, pw.column("leader").combine_chunks(), bw.column("broker").combine_chunks()],
                            pa.int32()).combine_chunks()
     vocab = pc.unique(pc.drop_null(ids)).sort()
-    lead_of = b_lead[parent]
+    b_rep = broker_codes(flat, vocab)
+    lead_of = broker_codes(pw.column("leader"), vocab)[parent]
     known = (b_rep >= 0) & (lead_of >= 0)
     win = ints(pw.column("window"))
     wins, w_of = np.unique(win, return_inverse=True)
@@ -97,16 +97,11 @@ def _broker_ids(codes: np.ndarray, vocab: pa.Array) -> pa.Array:
     return pc.if_else(pa.array(codes >= 0), ids, pa.scalar(None, pa.int32())).cast(pa.int32())
 
 
-def _bw_key(bw: pa.Table, r: Replicas) -> np.ndarray:
-    b = broker_codes(bw.column("broker"), r.brokers)
-    w = np.searchsorted(r.windows, ints(bw.column("window")))
-    w = np.where((w < len(r.windows)) & (r.windows[np.minimum(w, len(r.windows) - 1)] == ints(bw.column("window")))
-                 if len(r.windows) else np.zeros(len(w), bool), w, -1)
+def _broker_window_key(t: pa.Table, r: Replicas) -> np.ndarray:
+    """The (broker, window) join key of a broker or traffic table's rows, in ``r``'s codes."""
+    b = broker_codes(t.column("broker"), r.brokers)
+    w = lookup(ints(t.column("window")), r.windows)
     return radix([(b, len(r.brokers)), (w, len(r.windows))], join=True)
-
-
-def _traffic_key(traffic: pa.Table, r: Replicas) -> np.ndarray:
-    return _bw_key(traffic, r)
 
 
 def broker_table(bw: pa.Table, traffic: pa.Table, rounds_of: dict[int, int], min_sample_ratio: float,
@@ -119,7 +114,7 @@ def broker_table(bw: pa.Table, traffic: pa.Table, rounds_of: dict[int, int], min
     valid = ~np.isnan(cpu) & (intervals >= np.maximum(1, need - 1))
     out = bw.append_column("rounds", pa.array(rounds, pa.int64())).append_column(
         "min_samples", pa.array(need, pa.int64())).append_column("cpu_valid", pa.array(valid, pa.bool_()))
-    row = lookup(_bw_key(bw, r), _traffic_key(traffic, r))
+    row = lookup(_broker_window_key(bw, r), _broker_window_key(traffic, r))
     hit = pa.array(row >= 0)
     picked = traffic.take(pa.array(np.maximum(row, 0))) if traffic.num_rows else None
     for name in TRAFFIC:
@@ -146,10 +141,10 @@ def split_cpu(pw: pa.Table, bw: pa.Table, traffic: pa.Table, model: CpuModel, r:
     with np.errstate(divide="ignore", invalid="ignore"):
         lin, lout, fin = (floats(traffic.column(x)) for x in ("lin", "lout", "fin"))
         wt = a * lin + b * lout + c * fin
-        t_key = _traffic_key(traffic, r)
+        t_key = _broker_window_key(traffic, r)
         cpu_all = floats(bw.column("cpu"))
         has = ~np.isnan(cpu_all)
-        cpu = take(cpu_all[has], lookup(t_key, _bw_key(bw, r)[has]))
+        cpu = take(cpu_all[has], lookup(t_key, _broker_window_key(bw, r)[has]))
         t_win = ints(traffic.column("window"))
         wins, w_of = np.unique(t_win, return_inverse=True)
         w_of = w_of.reshape(-1)

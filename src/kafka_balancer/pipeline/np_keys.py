@@ -64,12 +64,6 @@ def shared_codes(*cols: pa.ChunkedArray | pa.Array) -> tuple[list[np.ndarray], i
     return [codes(c, vocab) for c in cols], len(vocab)
 
 
-def key_range(*cols: np.ndarray) -> int:
-    """1 + the largest code over ``cols``: the range to give :func:`radix` for a part, the same for every
-    table whose keys are to be compared."""
-    return max([int(c.max()) + 1 for c in cols if len(c)] + [1])
-
-
 def radix(parts: Sequence[tuple[np.ndarray, int]], join: bool = False) -> np.ndarray:
     """One int64 per row from (codes, range) parts (codes in 0..range-1, or -1 for null), equal exactly when
     every part is. Null is a value of its own (rows with a null part group together, as in Spark's

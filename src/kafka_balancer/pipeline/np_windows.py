@@ -55,19 +55,21 @@ class Span:
     time and the span to the window's last sample (``rates._span``)."""
 
     prev: np.ndarray  # row of the previous adjacent window, -1 when none
-    base_ts: np.ndarray
     span_ms: np.ndarray
 
     def base(self, first: np.ndarray, last: np.ndarray) -> np.ndarray:
-        adj = self.prev >= 0
-        return np.where(adj, last[np.maximum(self.prev, 0)] if len(last) else last, first)
+        return _base(self.prev, first, last)
+
+
+def _base(prev: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Each row's base value: ``last`` of the previous adjacent window's row, else its own ``first``."""
+    return np.where(prev >= 0, last[np.maximum(prev, 0)] if len(last) else last, first)
 
 
 def span_of(t: pa.Table, key: np.ndarray, window_ms: int) -> Span:
     prev = previous(key, ints(t.column("window")), window_ms)
-    first_ts, last_ts = ints(t.column("first_ts")), ints(t.column("last_ts"))
-    base_ts = np.where(prev >= 0, last_ts[np.maximum(prev, 0)] if len(last_ts) else last_ts, first_ts)
-    return Span(prev, base_ts, last_ts - base_ts)
+    last_ts = ints(t.column("last_ts"))
+    return Span(prev, last_ts - _base(prev, ints(t.column("first_ts")), last_ts))
 
 
 @dataclass(frozen=True)

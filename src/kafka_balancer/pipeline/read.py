@@ -17,13 +17,11 @@ from kafka_balancer.pipeline.schemas import RAW, RAW_COLUMNS, RECORD_TYPES, type
 
 
 def read_samples_by_type(
-    spark: SparkSession, samples_dir: str | Path, held: list[DataFrame] | None = None,
-    types: tuple[str, ...] = RECORD_TYPES,
+    spark: SparkSession, samples_dir: str | Path, held: list[DataFrame] | None = None
 ) -> dict[str, DataFrame]:
-    """Samples of each of ``types``, typed, with ``event_time``. JSON lines are parsed once (and cached;
-    the cached frame is appended to ``held`` so that the caller can release it); Parquet folders are read
-    per type, so each type's aggregation scans only its own files, and the folders of other types are not
-    opened."""
+    """Samples per record type, typed, with ``event_time``. JSON lines are parsed once (and cached; the
+    cached frame is appended to ``held`` so that the caller can release it); Parquet folders are read per
+    type, so each type's aggregation scans only its own files."""
     d = Path(samples_dir)
     jsonl = sorted(str(p) for p in d.glob("*.jsonl")) if d.is_dir() else []
     parquet = {t: d / "parquet" / t for t in RECORD_TYPES}
@@ -32,11 +30,11 @@ def read_samples_by_type(
         if not parquet:
             read_samples(spark, d)  # raises the user-facing error
         return {t: with_event_time(_parquet(spark, parquet[t], t)) if t in parquet else _empty(spark)
-                for t in types}
+                for t in RECORD_TYPES}
     raw = read_samples(spark, d).persist()
     if held is not None:
         held.append(raw)
-    return {t: raw.where(F.col("type") == t) for t in types}
+    return {t: raw.where(F.col("type") == t) for t in RECORD_TYPES}
 
 
 def _empty(spark: SparkSession) -> DataFrame:
