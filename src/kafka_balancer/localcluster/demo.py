@@ -256,7 +256,7 @@ def _write_report(opt: DemoOptions, res: DemoResult, ids: list[int], ub: dict[st
                                for row in rows) + "</table>"
     ex = res.exec_report
     facts = [
-        f"cluster: {opt.brokers} brokers on 3 simulated hosts (local KRaft, Kafka 4.1.1)",
+        f"cluster: {opt.brokers} brokers on 3 simulated hosts (local KRaft, Kafka 4.4.0)",
         f"plan: {res.plan_size} partitions; executed: {ex.get('replica_moves', 0)} replica moves, "
         f"{ex.get('leader_moves', 0)} leader changes, {ex.get('bytes_moved', 0) / 1e6:.1f} MB, "
         f"verified={ex.get('verified')}",
