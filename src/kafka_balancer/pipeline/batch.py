@@ -17,6 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from kafka_balancer.errors import InputError
+from kafka_balancer.files.outputs import write_bytes
 from kafka_balancer.pipeline import np_cpu
 from kafka_balancer.pipeline.aggregate import AGGREGATORS, window_start
 from kafka_balancer.pipeline.assemble import broker_summary, partition_summary, snapshot_dict
@@ -176,9 +177,8 @@ def write_outputs(
 
     out = Path(out)
     if report_path is not None:
-        rp = Path(report_path)
-        rp.parent.mkdir(parents=True, exist_ok=True)
-        rp.write_bytes(orjson.dumps(result.report, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
+        write_bytes(report_path, orjson.dumps(result.report, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY),
+                    "--report")
     if tables_dir is not None:
         if isinstance(result.tables, ColumnarTables):
             write_tables(result.tables, tables_dir)
@@ -215,8 +215,7 @@ def run_batch(
             check(result.report)
         except InputError:
             if report_path is not None:
-                Path(report_path).parent.mkdir(parents=True, exist_ok=True)
-                Path(report_path).write_bytes(orjson.dumps(result.report, option=orjson.OPT_INDENT_2))
+                write_bytes(report_path, orjson.dumps(result.report, option=orjson.OPT_INDENT_2), "--report")
             raise
         write_outputs(result, out, tables_dir, report_path)
     else:
