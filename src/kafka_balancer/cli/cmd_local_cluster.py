@@ -77,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
         say(f"local cluster ready in {secs:.1f} s: {len(cluster.nodes)} brokers")
         print(cluster.bootstrap)
         return 0
+    if args.state_dir.exists():
+        from kafka_balancer.files.inputs import check_input_dir
+
+        check_input_dir(args.state_dir, "--state-dir", "the folder `local-cluster up` used")
     cluster = open_cluster(args.state_dir)
     cluster._log = say
     if args.action == "down":

@@ -53,7 +53,7 @@ def _clean(text: str, flag: str, hint: str) -> str:
 
 
 def _fmt(v: float) -> str:
-    return f"{v:g}"
+    return str(v) if isinstance(v, int) else f"{v:g}"
 
 
 def parse_int(text: str, flag: str, *, minimum: int | None = None, maximum: int | None = None,
