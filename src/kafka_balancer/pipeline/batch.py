@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,9 +54,17 @@ def window_spans(partition_agg: DataFrame) -> list[tuple[str, int, int]]:
     return [(str(r["cluster"]), int(r["window"]), int(r["last_ts"])) for r in rows]
 
 
-def select_cluster(clusters: list[str], wanted: str | None) -> str:
-    """The cluster to snapshot."""
+def select_cluster(clusters: list[str], wanted: str | None,
+                   present: Callable[[], list[str]] | None = None) -> str:
+    """The cluster to snapshot. ``clusters``: those found (already narrowed to ``wanted`` when the reader
+    filtered); ``present()``: every cluster label in the samples, asked only to explain a ``wanted`` not found."""
     clusters = sorted(set(clusters))
+    if not clusters and wanted is not None:
+        found = sorted(set(present())) if present is not None else []
+        raise InputError(f"--cluster {wanted!r}: the samples hold no records of that cluster"
+                         + (f" (found: {', '.join(found)})" if found else ""),
+                         hint="pick one of the clusters found with --cluster" if found else
+                         "check --cluster against the label `collect --cluster` wrote (default local)")
     if not clusters:
         raise InputError("the samples hold no partition records",
                          hint="check that the collector ran against a cluster with topics")
@@ -105,13 +114,15 @@ def compute_sql(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfi
     try:
         with step(spark, "sample files listed, schemas read"):
             by_type = read_samples_by_type(spark, samples_dir, held)
+        all_partitions = by_type["partition"]
         if cfg.cluster is not None:
             by_type = {t: df.where(F.col("cluster") == cfg.cluster) for t, df in by_type.items()}
         part = materialise(AGGREGATORS["partition"](by_type["partition"], cfg.window_ms, False), held,
                            "partition aggregate")
         with step(spark, "windows"):
             spans = window_spans(part)
-        cluster = select_cluster([c for c, _, _ in spans], cfg.cluster)
+        cluster = select_cluster([c for c, _, _ in spans], cfg.cluster, present=lambda: [
+            str(r["cluster"]) for r in all_partitions.select("cluster").distinct().limit(50).collect()])
         windows = closed_windows([(w, ts) for c, w, ts in spans if c == cluster], cfg.window_ms, cfg.windows)
         if not windows:
             raise InputError(
