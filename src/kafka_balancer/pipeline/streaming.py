@@ -2,14 +2,14 @@
 watermark -> a fresh snapshot for every window that closes.
 
 One streaming query per record type parses the JSON values, sets a watermark on the sample time and
-runs the *same* window aggregation as the batch pipeline (``aggregate.py``) in append mode: Spark keeps
+runs the *same* window aggregation as the batch pipeline (``sql/aggregate.py``) in append mode: Spark keeps
 each open window in its state store and writes it once, when the watermark passes its end, to a Parquet
 file sink (``STATE/aggs/<type>/``). The file sink and the checkpoint (``STATE/checkpoints/<type>/``) make
 that exactly-once across restarts: a batch that was interrupted is replayed under the same id and its
 files are committed once.
 
 :func:`emit_ready_windows` then takes every window that all queries have closed and that has no snapshot
-yet, runs the batch pipeline's window step (``tables.py``) on the stored aggregates (with the window
+yet, runs the batch pipeline's window step (``sql/tables.py``) on the stored aggregates (with the window
 before them as the base of the first interval and the history the CPU fit needs), writes the window
 tables of those windows (overwriting each window's partition only) and ``snapshot-<window start>.json``
 plus ``snapshot.json`` for the newest one. Polled every trigger, that is one snapshot per window; after
@@ -33,11 +33,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
-from kafka_balancer.pipeline.aggregate import AGGREGATORS
-from kafka_balancer.pipeline.batch import finish, write_window_tables
 from kafka_balancer.pipeline.config import PipelineConfig
 from kafka_balancer.pipeline.read import parse_json_values
-from kafka_balancer.pipeline.tables import WindowTables, window_tables
+from kafka_balancer.pipeline.sql.aggregate import AGGREGATORS
+from kafka_balancer.pipeline.sql.job import finish
+from kafka_balancer.pipeline.sql.tables import WindowTables, window_tables
 
 DEFAULT_TOPIC = "__kafka_balancer_samples"
 Source = Callable[[], DataFrame]
@@ -206,11 +206,8 @@ def emit_ready_windows(spark: SparkSession, state_dir: str | Path, out_dir: str 
     tables = window_tables(window_aggs, w_ms, history, cfg.min_sample_ratio, cfg.cpu_min_obs, cfg.cpu_min_windows)
     # Window tables of the new windows (a window rewritten after a restart replaces itself).
     is_new = F.col("window").isin(todo)
-    write_window_tables(
-        WindowTables(tables.partition_windows.where(is_new), tables.broker_windows.where(is_new),
-                     tables.cpu_model, todo),
-        out / "tables",
-    )
+    WindowTables(tables.partition_windows.where(is_new), tables.broker_windows.where(is_new),
+                 tables.cpu_model, todo).write(out / "tables")
     # One snapshot, for the newest window, over the last ``cfg.windows`` windows.
     last_n = [x for x in history if x > newest - cfg.windows * w_ms]
     in_n = F.col("window").isin(last_n)

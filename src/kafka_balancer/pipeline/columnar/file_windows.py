@@ -21,8 +21,7 @@ import pyarrow.parquet as pq
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from kafka_balancer.errors import InputError
-from kafka_balancer.pipeline.aggregate import OFFSETS
-from kafka_balancer.pipeline.schemas import RECORD_TYPES, type_schema
+from kafka_balancer.pipeline.schemas import OFFSETS, RECORD_TYPES, type_schema
 
 
 @dataclass(frozen=True)
