@@ -7,7 +7,7 @@ module; it depends on neither.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -46,6 +46,7 @@ class BatchResult:
     tables: WindowTableSet
     windows: list[int]
     cluster: str
+    warnings: list[str] = field(default_factory=list)  # what the job skipped or fell back on, one line each
 
     def release(self) -> None:
         """Drop the stored window tables (and the aggregates behind them) from Spark's memory and disk.
@@ -86,9 +87,32 @@ def no_closed_window(window_ms: int, cluster: str) -> InputError:
     )
 
 
+def check_windows(windows: list[int], cfg: PipelineConfig, cluster: str) -> list[str]:
+    """Fail when the closed windows found cannot make a snapshot (fewer than a partition needs valid);
+    a warning when there are fewer than asked for."""
+    if not windows:
+        raise no_closed_window(cfg.window_ms, cluster)
+    need = cfg.valid_windows_needed()
+    if len(windows) < need:
+        raise InputError(
+            f"the samples of cluster {cluster!r} hold {len(windows)} closed {cfg.window_ms // 1000}s window(s); "
+            f"a partition needs {need} valid windows (--windows {cfg.windows})",
+            hint="collect for longer, or lower --windows or --min-valid-windows",
+        )
+    if len(windows) < cfg.windows:
+        return [f"built {len(windows)} of the {cfg.windows} windows asked for (--windows): the samples of "
+                f"cluster {cluster!r} hold no more closed {cfg.window_ms // 1000}s windows"]
+    return []
+
+
 def document(tables: WindowTableSet, parts: pd.DataFrame, brokers: pd.DataFrame,
-             cfg: PipelineConfig, cluster: str) -> BatchResult:
-    """The completeness report and the snapshot document from the two summaries."""
+             cfg: PipelineConfig, cluster: str, warnings: list[str] | None = None) -> BatchResult:
+    """The completeness report and the snapshot document from the two summaries. ``warnings``: what the
+    route skipped; a CPU model that fell back to fixed weights is added."""
+    warnings = list(warnings or [])
+    if not tables.cpu_model.fitted:
+        warnings.append(f"CPU model not fitted ({tables.cpu_model.reason}): broker CPU is split over replicas "
+                        "with the fixed weights 0.7/0.15/0.15")
     report = completeness_report(
         parts[["topic", "partition", "leader", "valid_windows", "reasons"]],
         brokers[["broker", "cpu_valid_windows", "cpu_windows"]],
@@ -98,6 +122,8 @@ def document(tables: WindowTableSet, parts: pd.DataFrame, brokers: pd.DataFrame,
     )
     report["cluster"] = cluster
     report["cpu_model"] = tables.cpu_model.as_dict()
+    report["windows_asked"] = cfg.windows
+    report["warnings"] = warnings
     snap = snapshot_dict(parts, brokers, cfg.capacity, cfg.broker_capacity, name=cluster)
-    return BatchResult(snap, report, tables.cpu_model, tables, tables.windows, cluster)
+    return BatchResult(snap, report, tables.cpu_model, tables, tables.windows, cluster, warnings)
 

@@ -39,13 +39,14 @@ from kafka_balancer.pipeline.columnar.window_tasks import broker_window_tasks, r
 from kafka_balancer.pipeline.config import PipelineConfig
 from kafka_balancer.pipeline.cpu_model import FEATURES, CpuModel, solve
 from kafka_balancer.pipeline.progress import step
-from kafka_balancer.pipeline.result import BatchResult, closed_windows, document, no_closed_window, select_cluster
+from kafka_balancer.pipeline.result import BatchResult, check_windows, closed_windows, document, select_cluster
 
 
 @dataclass(frozen=True)
 class Computed:
     tables: ColumnarTables
     cluster: str
+    warnings: list[str]
 
 
 def window_spans(part: pa.Table) -> list[tuple[str, int, int]]:
@@ -71,7 +72,7 @@ def compute(spark: SparkSession, files: dict[str, list[FileSpan]], cfg: Pipeline
     with step(spark, "summaries"):
         parts = np_cpu.partition_summary(done.tables.partition_arrow)
         brokers = np_cpu.broker_summary(done.tables.broker_arrow)
-    return document(done.tables, parts, brokers, cfg, done.cluster)
+    return document(done.tables, parts, brokers, cfg, done.cluster, done.warnings)
 
 
 def compute_tables(spark: SparkSession, files: dict[str, list[FileSpan]], cfg: PipelineConfig) -> Computed:
@@ -87,8 +88,7 @@ def compute_tables(spark: SparkSession, files: dict[str, list[FileSpan]], cfg: P
     spans = window_spans(part_all)
     cluster = select_cluster([c for c, _, _ in spans], cfg.cluster)
     windows = closed_windows([(w, ts) for c, w, ts in spans if c == cluster], w_ms, cfg.windows)
-    if not windows:
-        raise no_closed_window(w_ms, cluster)
+    warnings = check_windows(windows, cfg, cluster)
     base = windows[0] - w_ms
     span = list(range(base, windows[-1] + 1, w_ms))
     part = _in_windows(part_all, cluster, base, windows[-1])
@@ -110,7 +110,7 @@ def compute_tables(spark: SparkSession, files: dict[str, list[FileSpan]], cfg: P
         model = fit(spark, bt, cfg)
     with step(spark, "CPU split over replicas (numpy)"):
         pw = split_cpu(pw, bw, traffic, model, reps)
-    return Computed(ColumnarTables(spark, pw, bt, model, windows), cluster)
+    return Computed(ColumnarTables(spark, pw, bt, model, windows), cluster, warnings)
 
 
 def fit(spark: SparkSession, bt: pa.Table, cfg: PipelineConfig) -> CpuModel:

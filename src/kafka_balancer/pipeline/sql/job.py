@@ -9,8 +9,8 @@ from pyspark.sql import functions as F
 
 from kafka_balancer.pipeline.config import PipelineConfig
 from kafka_balancer.pipeline.progress import step
-from kafka_balancer.pipeline.read import read_samples_by_type
-from kafka_balancer.pipeline.result import BatchResult, closed_windows, document, no_closed_window, select_cluster
+from kafka_balancer.pipeline.read import read_samples_checked
+from kafka_balancer.pipeline.result import BatchResult, check_windows, closed_windows, document, select_cluster
 from kafka_balancer.pipeline.sql.aggregate import AGGREGATORS, window_start
 from kafka_balancer.pipeline.sql.rates import group_deltas
 from kafka_balancer.pipeline.sql.summaries import broker_summary, partition_summary
@@ -32,7 +32,8 @@ def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -
     held: list[DataFrame] = []
     try:
         with step(spark, "sample files listed, schemas read"):
-            by_type = read_samples_by_type(spark, samples_dir, held)
+            by_type, skipped = read_samples_checked(spark, samples_dir, held)
+        warnings = [w for w in [skipped.warning()] if w]
         if cfg.cluster is not None:
             by_type = {t: df.where(F.col("cluster") == cfg.cluster) for t, df in by_type.items()}
         part = materialise(AGGREGATORS["partition"](by_type["partition"], cfg.window_ms, False), held,
@@ -41,8 +42,7 @@ def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -
             spans = window_spans(part)
         cluster = select_cluster([c for c, _, _ in spans], cfg.cluster)
         windows = closed_windows([(w, ts) for c, w, ts in spans if c == cluster], cfg.window_ms, cfg.windows)
-        if not windows:
-            raise no_closed_window(cfg.window_ms, cluster)
+        warnings += check_windows(windows, cfg, cluster)
         base = windows[0] - cfg.window_ms
         sel = (F.col("cluster") == cluster) & (F.col("window") >= base) & (F.col("window") <= windows[-1])
         aggs = {"broker": materialise(AGGREGATORS["broker"](by_type["broker"], cfg.window_ms, False).where(sel),
@@ -66,14 +66,14 @@ def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -
         for df in held:
             drop(df)
         raise
-    return finish(tables, cfg, cluster)
+    return finish(tables, cfg, cluster, warnings)
 
 
-def finish(tables: WindowTables, cfg: PipelineConfig, cluster: str) -> BatchResult:
+def finish(tables: WindowTables, cfg: PipelineConfig, cluster: str, warnings: list[str] | None = None) -> BatchResult:
     """Summaries (Spark SQL), completeness report and snapshot document from the window tables."""
     pw = missing_reason(tables.partition_windows)
     with step(pw.sparkSession, "summaries"):
         parts = partition_summary(pw).toPandas()
         brokers = broker_summary(tables.broker_windows).toPandas()
-    return document(tables, parts, brokers, cfg, cluster)
+    return document(tables, parts, brokers, cfg, cluster, warnings)
 
