@@ -94,7 +94,7 @@ class Journal:
         :func:`kafka_balancer.validate.journal.parse_journal`."""
         if not self.path.exists() and not self.path.is_symlink():
             return []
-        return parse_journal(read_input_bytes(self.path, f"--journal: {JOURNAL_WHAT}"), str(self.path))
+        return parse_journal(read_input_bytes(self.path, JOURNAL_WHAT, "--journal"), str(self.path))
 
     def state(self) -> JournalState:
         return replay(self.read())
