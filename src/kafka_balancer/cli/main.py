@@ -78,6 +78,12 @@ def _unrecognized(parser: argparse.ArgumentParser, argv: Sequence[str], extras: 
     return InputError(f"{p.prog}: {what} {' '.join(extras)}", hint=hint)
 
 
+def _unknown_flags(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
+    p = _chosen(parser, argv)
+    known = {s for a in [*parser._actions, *p._actions] for s in a.option_strings}
+    return [w for w in argv if w.startswith("--") and w != "--" and w.split("=", 1)[0] not in known][:1]
+
+
 def _render(exc: BalancerError) -> str:
     return exc.render().encode("utf-8", "backslashreplace").decode("utf-8")
 
@@ -112,7 +118,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         try:
-            args, extras = parser.parse_known_args(argv)
+            try:
+                args, extras = parser.parse_known_args(argv)
+            except InputError:
+                unknown = _unknown_flags(parser, argv)
+                if unknown:  # a mistyped flag explains a "required" error that follows from it
+                    raise _unrecognized(parser, argv, unknown) from None
+                raise
             if extras:
                 raise _unrecognized(parser, argv, extras)
         except SystemExit as exc:  # --help and --version: argparse exits 0 after printing
@@ -130,8 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except OSError as exc:
-        if exc.errno in (errno.EPIPE, errno.ENOSPC, errno.EIO) and _is_stdout_error():
-            return _stdout_failed(exc)
+        if exc.errno in (errno.EPIPE, errno.ENOSPC, errno.EIO) and exc.filename is None:
+            return _stdout_failed(exc)  # files are written through files.outputs, which names them
         return _unexpected(exc)
     except MemoryError:
         print("error: out of memory", file=sys.stderr)
@@ -140,14 +152,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: one line, the traceback only on request
         return _unexpected(exc)
     return int(rc or 0)
-
-
-def _is_stdout_error() -> bool:
-    try:
-        sys.stdout.flush()
-    except OSError:
-        return True
-    return False
 
 
 def _unexpected(exc: BaseException) -> int:

@@ -20,6 +20,13 @@ from collections.abc import Callable
 
 from kafka_balancer.errors import InputError
 
+__all__ = [
+    "INT32_MAX", "MAX_DURATION_S", "MAX_SIZE", "MAX_TIMEOUT_S", "SEED_MAX", "InputError", "check_text", "http_url",
+    "parse_bootstrap", "parse_broker_ids", "parse_duration_s", "parse_float", "parse_float_list", "parse_fraction",
+    "parse_host_port", "parse_id_map", "parse_int", "parse_int_list", "parse_regex", "parse_seed", "parse_size",
+    "parse_timeout_s",
+]
+
 INT32_MAX = 2**31 - 1
 SEED_MAX = 2**32 - 1
 MAX_DURATION_S = 30 * 86_400.0  # 30 days
@@ -46,7 +53,7 @@ def _clean(text: str, flag: str, hint: str) -> str:
 
 
 def _fmt(v: float) -> str:
-    return f"{v:g}"
+    return str(v) if isinstance(v, int) else f"{v:g}"
 
 
 def parse_int(text: str, flag: str, *, minimum: int | None = None, maximum: int | None = None,
