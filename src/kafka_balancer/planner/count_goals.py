@@ -78,26 +78,30 @@ def _cv(values: np.ndarray) -> float:
 
 
 class _BrokerCountGoal(CountGoal):
-    """Shared by the replica and leader count goals: a band around the mean count of the live brokers."""
+    """Shared by the replica and leader count goals: a band around the mean count of the brokers that
+    take part (live brokers; for leaders, those that may lead)."""
 
     share: ClassVar[float] = 0.02
 
     def counts(self, st: State) -> np.ndarray:
         raise NotImplementedError
 
+    def members(self, st: State) -> np.ndarray:
+        return st.alive
+
     def band(self, st: State) -> tuple[float, float]:
-        c = self.counts(st)[st.alive]
+        c = self.counts(st)[self.members(st)]
         m = float(c.mean()) if c.size else 0.0
         tol = max(1.0, self.share * m)
         return math.floor(m - tol), math.ceil(m + tol)
 
     def violation(self, st: State) -> float:
         lo, hi = self.band(st)
-        c = self.counts(st)[st.alive]
+        c = self.counts(st)[self.members(st)]
         return float(np.maximum(0, c - hi).sum() + np.maximum(0, lo - c).sum())
 
     def detail(self, st: State) -> str:
-        c = self.counts(st)[st.alive]
+        c = self.counts(st)[self.members(st)]
         lo, hi = self.band(st)
         return f"CV {_cv(c):.3f}, min {int(c.min()) if c.size else 0}, max {int(c.max()) if c.size else 0}, band {lo}..{hi}"
 
@@ -180,6 +184,9 @@ class LeaderCountGoal(_BrokerCountGoal):
     def counts(self, st: State) -> np.ndarray:
         return st.lcount
 
+    def members(self, st: State) -> np.ndarray:
+        return st.may_lead if st.may_lead.any() else st.alive
+
     def replica_ok(self, st: State, parts: np.ndarray, src: int, dests: np.ndarray) -> np.ndarray:
         lead = st.ldr[parts] == src
         if not lead.any():
@@ -199,7 +206,7 @@ class LeaderCountGoal(_BrokerCountGoal):
         moves = 0
         stuck: set[int] = set()
         while time.monotonic() < deadline:
-            c = np.where(st.alive, st.lcount, -1)
+            c = np.where(self.members(st), st.lcount, -1)
             if stuck:
                 c[list(stuck)] = -1
             src = int(np.argmax(c))

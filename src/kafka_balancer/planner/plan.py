@@ -339,12 +339,12 @@ def _search(
             f"partition {snap.partition_label(p)} has no live replica (or nowhere it may go): it cannot be "
             f"copied until one of its brokers returns; left in place"
         )
-    for p in leadership.demote(st):
-        warnings.append(
-            f"partition {snap.partition_label(p)} keeps its leader on demoted broker "
-            f"{int(snap.broker_ids[st.ldr[p]])}: "
-            + ("its topic is excluded" if st.frozen[p] else "no other replica may lead it")
-        )
+    kept = leadership.demote(st)
+    for why, group in (("their topics are excluded", [p for p in kept if st.frozen[p]]),
+                       ("no other replica may lead them", [p for p in kept if not st.frozen[p]])):
+        if group:
+            names = ", ".join(snap.partition_label(p) for p in group[:5]) + (" ..." if len(group) > 5 else "")
+            warnings.append(f"{len(group)} partition(s) keep their leader on a demoted broker: {why} ({names})")
     # count goals placed above the resource goals in the policy run first and then guard them
     count_moves: dict[str, int] = {}
     for goal in cfg.count_goals(before_resources=True):
