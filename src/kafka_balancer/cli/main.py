@@ -18,6 +18,7 @@ import importlib
 import os
 import pkgutil
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -112,8 +113,20 @@ def _stdout_failed(exc: OSError) -> int:
     return 1
 
 
+def quiet_known_warnings() -> None:
+    """Library warnings that say nothing the user can act on, silenced knowingly:
+
+    - PySpark 4 warns on every pandas conversion that it "does not yet fully support pandas >= 3". Its
+      package declares ``pandas>=2.2`` with no upper bound; the conversions we use (Arrow-backed
+      ``toPandas``/``createDataFrame`` of numeric and string columns) are covered by the Spark tests under the
+      pandas the project installs, so the warning is noise on every Spark command.
+    """
+    warnings.filterwarnings("ignore", message=r"PySpark does not yet fully support pandas", category=FutureWarning)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _tame_stdout()
+    quiet_known_warnings()
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:

@@ -83,6 +83,15 @@ def _spec(args: argparse.Namespace) -> GridSpec:
         raise InputError("--strategies is empty", hint="e.g. balanced/eager,range/eager")
     if any(len(v) != 2 for v in variants):
         raise InputError(f"bad --strategies {args.strategies!r}", hint="e.g. balanced/eager,range/eager")
+    from kafka_balancer.consumer.assignors import STRATEGIES
+
+    for assignor, protocol in variants:
+        if assignor not in STRATEGIES:
+            raise InputError(f"--strategies: unknown assignor {assignor!r}",
+                             hint="choose from " + ", ".join(STRATEGIES))
+        if protocol not in ("eager", "cooperative"):
+            raise InputError(f"--strategies: unknown protocol {protocol!r} for {assignor}",
+                             hint="eager or cooperative, e.g. balanced/eager")
     if any(not 0 <= k < args.consumers for k in kills):
         raise InputError(f"--kills must be within 0..{args.consumers - 1}", hint="kill fewer consumers")
     if args.duration_s <= args.kill_at_s:
