@@ -12,6 +12,7 @@ writes what it returns.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import orjson
@@ -27,6 +28,8 @@ from kafka_balancer.pipeline.result import BatchResult
 from kafka_balancer.pipeline.sql import job as sql_job
 
 __all__ = ["BatchResult", "compute", "run_batch", "write_outputs"]
+
+log = logging.getLogger("kafka_balancer.pipeline")
 
 
 def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig, engine: str = "auto") -> BatchResult:
@@ -69,6 +72,8 @@ def run_batch(
     """The whole batch job; raises InputError (after writing the report) when completeness is too low.
     ``engine``: see :func:`compute`."""
     result = compute(spark, samples_dir, cfg, engine)
+    for warning in result.warnings:  # one line each; the CLI prints this logger on stderr
+        log.warning("warning: %s", warning)
     if out is not None:
         try:
             check(result.report)
