@@ -662,7 +662,7 @@ def render_section(results: Sequence[dict[str, Any]], sections: Sequence[str], a
         f"- code: `{_git_describe()}` (`-dirty`: uncommitted changes in the tree)",
         f"- Cruise Control: {args.cc_status}; `cc` = its goal optimisation with its default goals, "
         "`cc-fast` = the same with fast mode on; JVM heap `-Xmx` "
-        + ("by size (2g up to 50k replicas, 6g up to 500k, 14g above)" if args.cc_xmx == "auto" else args.cc_xmx),
+        + ("by size (2g up to 50k replicas, 6g up to 500k, 12g above)" if args.cc_xmx == "auto" else args.cc_xmx),
         "- plan time: wall-clock and process CPU (every thread: for Cruise Control its JVM's GC and JIT "
         "threads too) around the planning call only, **without** interpreter / JVM start-up and snapshot "
         "parsing. Whole process: the child's wall-clock and user + system CPU (`wait4`), **with** start-up, "

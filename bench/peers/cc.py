@@ -146,13 +146,13 @@ def default_xmx(replicas: int) -> str:
     fast mode, measured) without starving the other work on a shared 24 GB machine.
 
     >>> [default_xmx(n) for n in (96, 300_000, 1_300_000)]
-    ['2g', '6g', '14g']
+    ['2g', '6g', '12g']
     """
     if replicas <= 50_000:
         return "2g"
     if replicas <= 500_000:
         return "6g"
-    return "14g"
+    return "12g"
 
 
 _GOAL_IN_MESSAGE = re.compile(r"\[?([A-Z][A-Za-z]+Goal)\]?")
