@@ -181,9 +181,6 @@ public final class Harness {
         dead.add(id);
       }
     }
-    for (int id : dead) {
-      model.setBrokerState(id, Broker.State.DEAD);
-    }
     for (JsonNode p : snap.get("partitions")) {
       TopicPartition tp = new TopicPartition(p.get("topic").asText(), p.get("partition").asInt());
       JsonNode reps = p.get("replicas");
@@ -192,13 +189,19 @@ public final class Harness {
       for (int i = 0; i < reps.size(); i++) {
         int b = reps.get(i).asInt();
         boolean isLeader = b == leader;
-        model.createReplica(rackOf.get(b), b, tp, i, isLeader);
+        // a replica on a dead broker is offline, as Cruise Control's own load monitor creates it
+        model.createReplica(rackOf.get(b), b, tp, i, isLeader, dead.contains(b), null, false);
       }
       for (int i = 0; i < reps.size(); i++) {
         int b = reps.get(i).asInt();
         AggregatedMetricValues v = b == leader ? leaderLoad : load(p.get("load").get("follower"));
         model.setReplicaLoad(rackOf.get(b), b, tp, v, ONE_WINDOW);
       }
+    }
+    // as Cruise Control's load monitor does after populating the model: a dead broker's replicas become
+    // eligible for self-healing only when the broker is marked dead after they exist
+    for (int id : dead) {
+      model.setBrokerState(id, Broker.State.DEAD);
     }
     return model;
   }
