@@ -392,8 +392,7 @@ def _violations_cell(v: Violations | None) -> str:
 
 
 def _status_cell(o: Outcome) -> str:
-    text = o.status if not o.detail else f"{o.status}: {o.detail}"
-    return text.replace("|", "/")
+    return o.status if not o.detail else f"{o.status}: {cc.short_failure(o.detail)}"
 
 
 def render_case(case: dict[str, Any], outcomes: Sequence[Outcome]) -> str:
@@ -645,7 +644,19 @@ def command_line(argv: Sequence[str]) -> str:
     return " ".join([".venv/bin/python", "bench/compare_planners.py", *(shlex.quote(a) for a in argv)])
 
 
-def render_section(results: Sequence[dict[str, Any]], sections: Sequence[str], args: argparse.Namespace) -> str:
+def outcome_from_json(d: dict[str, Any]) -> Outcome:
+    """An :class:`Outcome` back from the results JSON (``--render`` redraws the tables from it)."""
+    o = Outcome(**{k: v for k, v in d.items() if k not in ("violations", "load_avg")})
+    o.violations = None if d.get("violations") is None else Violations(**d["violations"])
+    o.load_avg = None if d.get("load_avg") is None else tuple(d["load_avg"])  # type: ignore[assignment]
+    return o
+
+
+def render_section(results: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str:
+    """The whole markdown section: how it was run, the summary against Cruise Control, one table per case."""
+    sections = [render_case(r["case"], [outcome_from_json(o) for o in r["outcomes"]]) for r in results]
+    load = meta.get("load_start") or [float("nan")]
+    load_end = meta.get("load_end") or [float("nan")]
     head = [
         "",
         "Written by `bench/compare_planners.py`; do not edit by hand. Every planner ran in its own process, "
@@ -654,15 +665,19 @@ def render_section(results: Sequence[dict[str, Any]], sections: Sequence[str], a
         "measures in `bench/compare_planners.py`). What the numbers mean and why each side wins where it "
         "does: `docs/cruise-control-notes.md`.",
         "",
-        f"- command: `{command_line(args.argv)}`",
-        f"- machine: {platform.machine()}, {os.cpu_count()} cores shared with other work (load averages per "
-        f"run in each table; {args.load_start[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end), "
-        f"Python {platform.python_version()}; θ = {args.theta}, ε = {args.eps}, simulator seed {args.seed}; "
-        f"finished {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
-        f"- code: `{_git_describe()}` (`-dirty`: uncommitted changes in the tree)",
-        f"- Cruise Control: {args.cc_status}; `cc` = its goal optimisation with its default goals, "
+        f"- command: `{meta['command']}`",
+        f"- machine: {meta.get('machine', '?')}, {meta.get('cores', '?')} cores shared with other work (load "
+        f"averages per run in each table; {load[0]:.1f} at the start, {load_end[0]:.1f} at the end), "
+        f"Python {meta.get('python', '?')}; θ = {meta['theta']}, ε = {meta['eps']}, simulator seed "
+        f"{meta['seed']}; last case finished {meta.get('updated', '?')}",
+        f"- code: `{meta['code']}` (`-dirty`: uncommitted changes in the tree)",
+        f"- Cruise Control: {meta['cruise_control']}; `cc` = its goal optimisation with its default goals, "
         "`cc-fast` = the same with fast mode on; JVM heap `-Xmx` "
-        + ("by size (2g up to 50k replicas, 6g up to 500k, 12g above)" if args.cc_xmx == "auto" else args.cc_xmx),
+        + (
+            "by size (2g up to 50k replicas, 6g up to 500k, 12g above)"
+            if meta.get("cc_xmx", "auto") == "auto"
+            else str(meta["cc_xmx"])
+        ),
         "- plan time: wall-clock and process CPU (every thread: for Cruise Control its JVM's GC and JIT "
         "threads too) around the planning call only, **without** interpreter / JVM start-up and snapshot "
         "parsing. Whole process: the child's wall-clock and user + system CPU (`wait4`), **with** start-up, "
@@ -690,6 +705,23 @@ def render_section(results: Sequence[dict[str, Any]], sections: Sequence[str], a
         "",
     ]
     return "\n".join(head) + "\n".join(sections)
+
+
+def run_meta(args: argparse.Namespace) -> dict[str, Any]:
+    """What the section's header says about the run (kept in the results JSON, so ``--render`` can redraw)."""
+    return {
+        "command": command_line(args.argv),
+        "theta": args.theta,
+        "eps": args.eps,
+        "seed": args.seed,
+        "code": _git_describe(),
+        "cruise_control": args.cc_status,
+        "cc_xmx": args.cc_xmx,
+        "machine": platform.machine(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "load_start": list(args.load_start),
+    }
 
 
 def write_section(md_path: Path, body: str) -> None:
@@ -725,6 +757,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     ap.add_argument("--results-md", default=None, metavar="OUT", help="also write the tables to this markdown file")
     ap.add_argument("--md", default=str(ROOT / "docs" / "benchmarks.md"))
     ap.add_argument("--no-write", action="store_true", help="print the markdown, do not edit --md")
+    ap.add_argument("--render", default=None, metavar="RESULTS",
+                    help="redraw the tables from a results JSON written by --json; run nothing")
     args = ap.parse_args(argv)
     args.argv = list(argv)
     unknown = [p for p in args.planners.split(",") if p and p not in ALL_PLANNERS]
@@ -751,6 +785,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return worker_main(wp.parse_args(argv[1:]))
 
     args = parse_args(argv)
+    if args.render:
+        return render_main(args)
     args.load_start = os.getloadavg()
     cases = [c for c in args.cases.split(",") if c]
     planners = [p for p in args.planners.split(",") if p]
@@ -767,7 +803,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         print(f"  {args.cc_status}", file=sys.stderr, flush=True)
 
-    sections: list[str] = []
+    meta = run_meta(args)
     results: list[dict[str, Any]] = []
     for case in cases:
         cdir = work / f"{case}-s{args.seed}"
@@ -803,15 +839,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
             outcomes.append(out)
-        sections.append(render_case(info, outcomes))
         results.append({"case": info, "outcomes": [_outcome_json(o) for o in outcomes]})
-        _write_results(args, results, sections)
+        _write_results(args, meta, results, done=False)
+    _write_results(args, meta, results, done=True)
+    return _publish(args, render_section(results, meta))
 
-    md = render_section(results, sections, args)
-    if args.results_md:
-        Path(args.results_md).write_text(
-            f"# Ours against Cruise Control: measured results\n\nRerun: `{command_line(args.argv)}`\n{md}"
-        )
+
+def _publish(args: argparse.Namespace, md: str) -> int:
     if args.no_write:
         print(md)
     else:
@@ -820,27 +854,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _write_results(args: argparse.Namespace, results: list[dict[str, Any]], sections: list[str]) -> None:
+def _write_results(args: argparse.Namespace, meta: dict[str, Any], results: list[dict[str, Any]], done: bool) -> None:
     """After every case: the JSON results (``--json`` and the work folder), and ``--results-md`` so far."""
-    doc = {
-        "command": command_line(args.argv),
-        "theta": args.theta,
-        "eps": args.eps,
-        "seed": args.seed,
-        "code": _git_describe(),
-        "cruise_control": args.cc_status,
-        "results": results,
-    }
-    text = json.dumps(doc, indent=1)
+    meta["load_end"] = list(os.getloadavg())
+    meta["updated"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    text = json.dumps({**meta, "results": results}, indent=1)
     (Path(args.work) / "results.json").write_text(text)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(text)
     if args.results_md:
-        Path(args.results_md).write_text(
-            f"# Ours against Cruise Control: measured results (in progress)\n\nRerun: `{command_line(args.argv)}`\n"
-            + render_section(results, sections, args)
-        )
+        write_results_md(Path(args.results_md), meta, results, done)
+
+
+def write_results_md(path: Path, meta: dict[str, Any], results: Sequence[dict[str, Any]], done: bool) -> None:
+    title = "Ours against Cruise Control: measured results" + ("" if done else " (run in progress)")
+    path.write_text(f"# {title}\n\nRerun: `{meta['command']}`\n" + render_section(results, meta))
+
+
+def render_main(args: argparse.Namespace) -> int:
+    """``--render RESULTS``: redraw the tables from a results JSON without running anything."""
+    doc = json.loads(Path(args.render).read_text())
+    meta = {k: v for k, v in doc.items() if k != "results"}
+    if args.results_md:
+        write_results_md(Path(args.results_md), meta, doc["results"], done=True)
+    return _publish(args, render_section(doc["results"], meta))
 
 
 if __name__ == "__main__":

@@ -209,12 +209,19 @@ def parse_stats(stats: dict[str, Any]) -> CcStats:
     )
 
 
-def short_failure(message: str, limit: int = 220) -> str:
-    """Cruise Control's failure message on one table-safe line.
+def short_failure(message: str, limit: int = 160) -> str:
+    """Cruise Control's failure message on one table-safe line, a repeated sentence said once.
 
     >>> short_failure("OptimizationFailureException: [DiskCapacityGoal] Insufficient | capacity\\n more", 60)
     '[DiskCapacityGoal] Insufficient / capacity more'
+    >>> short_failure("[CpuCapacityGoal] Too hot. Add at least 2 brokers. Add at least 2 brokers.")
+    '[CpuCapacityGoal] Too hot. Add at least 2 brokers.'
     """
     text = message.split(": ", 1)[1] if message.startswith(("Optimization", "KafkaCruiseControl")) else message
     text = " ".join(text.replace("|", "/").split())
+    sentences: list[str] = []
+    for part in re.split(r"(?<=\.) ", text):
+        if part not in sentences:
+            sentences.append(part)
+    text = " ".join(sentences)
     return text if len(text) <= limit else text[: limit - 1] + "…"
