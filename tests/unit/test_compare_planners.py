@@ -354,3 +354,8 @@ def test_one_command_end_to_end_on_the_paper_testbed(tmp_path: Path) -> None:
     assert [o["planner"] for o in case["outcomes"]] == ["ours", "kafka-generate", "storage-greedy"]
     ours = case["outcomes"][0]
     assert ours["measures"]["violations"] == 0 and ours["proc_cpu_s"] >= ours["cpu_s"] > 0
+    # --render redraws the same section from the results JSON, running nothing
+    md2 = tmp_path / "again.md"
+    assert main(["--render", str(tmp_path / "out.json"), "--md", str(md2)]) == 0
+    redrawn = md2.read_text().split("## Side by side with Cruise Control", 1)[1]
+    assert redrawn.split("### Every measure", 1)[1] == section.split("### Every measure", 1)[1]
