@@ -11,9 +11,9 @@ from kafka_balancer.cli.options import integer, number
 from kafka_balancer.consumer.assignors import STRATEGIES
 from kafka_balancer.consumer.assignors import run as run_strategy
 from kafka_balancer.consumer.invariants import violations
-from kafka_balancer.consumer.problem import problem_from_dict
 from kafka_balancer.consumer.result import COOPERATIVE, assignment_lists, member_loads, stats
 from kafka_balancer.errors import InputError
+from kafka_balancer.validate.consumer_input import parse_consumer_input
 
 
 def register(subparsers: Any) -> None:
@@ -35,18 +35,14 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _read(path: str) -> Any:
+def _read(path: str) -> bytes:
     from kafka_balancer.files.inputs import read_bytes
 
-    raw = read_bytes(path, "--input", "a JSON description of the group", allow_stdin=True)
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"--input {path} is not valid JSON: {exc}", hint="fix the JSON syntax") from None
+    return read_bytes(path, "--input", "a JSON description of the group", allow_stdin=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    problem = problem_from_dict(_read(args.input))
+    problem = parse_consumer_input(_read(args.input), f"--input {args.input}")
     options: dict[str, Any] = {}
     if args.max_moves is not None or args.tolerance is not None:
         if args.strategy != "balanced":

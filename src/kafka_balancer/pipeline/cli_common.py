@@ -13,6 +13,7 @@ from kafka_balancer.errors import InputError
 from kafka_balancer.files.inputs import read_bytes
 from kafka_balancer.model.snapshot import RESOURCES
 from kafka_balancer.pipeline.config import PipelineConfig, parse_capacity, parse_duration_ms
+from kafka_balancer.validate.spark import check_master, check_memory
 
 
 def _ratio(name: str) -> Any:
@@ -70,6 +71,8 @@ def _capacity_value(path: str, where: str, key: str, value: object) -> float:
 
 
 def config_from_args(args: argparse.Namespace) -> PipelineConfig:
+    check_master(args.master)  # Spark settings it cannot start with: one line, before anything starts
+    check_memory(args.driver_memory)
     if args.windows < 1:
         raise InputError(f"--windows must be at least 1, got {args.windows}", hint="e.g. --windows 6")
     if args.min_valid_windows is not None and not 1 <= args.min_valid_windows <= args.windows:
@@ -115,8 +118,15 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
 
 
 def spark_from_args(args: argparse.Namespace, kafka: bool = False) -> Any:
+    """The SparkSession of the command's --master and --driver-memory. With ``kafka`` (streaming from
+    ``--from-kafka``), the cluster and its ``--topic`` are checked first: one that cannot be reached fails
+    within its timeout, before Spark starts."""
     from kafka_balancer.pipeline.session import connector_jars, get_spark, spark_conf
 
+    if kafka:
+        from kafka_balancer.pipeline.streaming import check_kafka_source
+
+        check_kafka_source(args.from_kafka, args.topic)
     jars = connector_jars(required=kafka)
     return get_spark(spark_conf(master=args.master, driver_memory=args.driver_memory, jars=jars))
 
