@@ -119,7 +119,8 @@ def test_full_disk_on_stdout(tmp_path: Path) -> None:
 
 def test_closed_pipe_on_stdout(tmp_path: Path) -> None:
     proc = subprocess.Popen([str(Path(os.sys.executable).parent / "kafka-balancer"), "simulate", "cluster",
-                             "--preset", "paper", "--partitions", "3000", "--out", "-"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             "--preset", "paper", "--partitions", "3000", "--out", "-"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None
     proc.stdout.read(100)
     proc.stdout.close()  # the reader goes away, as `| head -c 100` does
