@@ -217,7 +217,8 @@ CASES: list[tuple[list[str], int, str]] = [
     (["simulate", "consumers", "--out", "{d}/sc", "--heartbeat-ms", "0"], 2, "--heartbeat-ms"),
     (["simulate", "consumers", "--out", "{d}/sc", "--duration-s", "nan"], 2, "--duration-s"),
     (["simulate", "consumers", "--out", "{d}/sc", "--capacity", "0"], 2, "--capacity"),
-    (["simulate", "consumers", "--out", "{d}/sc", "--strategies", "nosuch/eager"], 2, "--strategies: unknown assignor 'nosuch'"),
+    (["simulate", "consumers", "--out", "{d}/sc", "--strategies", "nosuch/eager"], 2,
+     "--strategies: unknown assignor 'nosuch'"),
     (["simulate", "consumers", "--out", "/proc/x/y"], 2, "--out /proc/x/y"),
     (["simulate", "consumers", "--out", "{d}/regular"], 2, "regular is a file"),
     # fleet (all refused before Spark starts)
