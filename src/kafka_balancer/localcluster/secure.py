@@ -8,7 +8,8 @@ cluster. The brokers get:
 * ``ssl``: one ``SSL`` listener for clients and brokers with ``ssl.client.auth=required``; the principal is
   the certificate's CN (``ssl.principal.mapping.rules``);
 * ``sasl_ssl``: one ``SASL_SSL`` listener with ``SCRAM-SHA-256``, ``SCRAM-SHA-512`` and ``PLAIN``,
-  ``ssl.client.auth=requested`` (a client certificate is verified when one is presented); brokers talk
+  ``ssl.client.auth=requested`` (a client may show a certificate; the JVM ignores one it cannot verify;
+  override it to ``required`` for mutual TLS on top of SASL, as the test cluster does); brokers talk
   to each other with SCRAM-SHA-512 as ``broker``; SCRAM users are created by ``kafka-storage format
   --add-scram`` (passed in a 0600 argument file, not on the command line);
 * in both, the KRaft controller listener is TLS with a required client certificate, and ACLs are on
@@ -136,7 +137,9 @@ def server_security(mode: str, node_has_controller: bool, tls: Path, pw: Secrets
         "ssl.key.password": pw.store,
         "ssl.truststore.type": "PEM",
         "ssl.truststore.location": str(tls / "ca.pem"),
-        "ssl.client.auth": "required" if mode == "ssl" else "requested",
+        # for SASL_SSL, Kafka reads only the listener-prefixed setting (KIP-684)
+        "ssl.client.auth" if mode == "ssl" else "listener.name.sasl_ssl.ssl.client.auth":
+            "required" if mode == "ssl" else "requested",
         "listener.name.controller.ssl.client.auth": "required",
         "ssl.principal.mapping.rules": "RULE:^CN=([^,]+)$/$1/,DEFAULT",
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
@@ -168,14 +171,13 @@ def scram_arguments(pw: SecretsSet) -> list[str]:
 
 
 def client_properties(mode: str, user: str, tls: Path, pw: SecretsSet) -> dict[str, str]:
-    """The client.properties of ``user``: SCRAM over TLS (admin SHA-512, reader SHA-256), or its client
-    certificate (``ssl``), trusting the local CA."""
+    """The client.properties of ``user``: its client certificate (a PKCS12 store), trusting the local CA, and
+    with ``sasl_ssl`` SCRAM on top (admin SHA-512, reader SHA-256), which then names the principal."""
     props = {"security.protocol": "SSL" if mode == "ssl" else "SASL_SSL",
-             "ssl.truststore.type": "PEM", "ssl.truststore.location": str(tls / "ca.pem")}
-    if mode == "ssl":
-        props.update({"ssl.keystore.type": "PKCS12", "ssl.keystore.location": str(tls / f"{user}.p12"),
-                      "ssl.keystore.password": pw.store})
-    else:
+             "ssl.truststore.type": "PEM", "ssl.truststore.location": str(tls / "ca.pem"),
+             "ssl.keystore.type": "PKCS12", "ssl.keystore.location": str(tls / f"{user}.p12"),
+             "ssl.keystore.password": pw.store}
+    if mode == "sasl_ssl":
         mech = "SCRAM-SHA-512" if user == "admin" else "SCRAM-SHA-256"
         props.update({"sasl.mechanism": mech,
                       "sasl.jaas.config": f"{SCRAM_MODULE} required username={quote(user)} "

@@ -46,11 +46,13 @@ def _tls_error(exc: ssl.SSLError, host: str, port: int, settings: SecuritySettin
             hint="set ssl.truststore.location (and ssl.truststore.type) to the CA that signed the brokers' "
             "certificates")
     text = f"{exc.reason or ''} {exc}".lower()
-    if "certificate required" in text or ("handshake failure" in text and settings.keystore is None):
+    refused = any(a in text for a in ("certificate required", "bad certificate", "certificate unknown",
+                                      "handshake failure", "unknown ca"))
+    if refused and settings.keystore is None:
         return InputError(f"TLS: the broker at {where} requires a client certificate (mutual TLS)",
                           hint="set ssl.keystore.location (and ssl.keystore.type/password) to your client "
                           "certificate and key")
-    if "unknown ca" in text or "bad certificate" in text or "certificate unknown" in text:
+    if refused:
         return InputError(f"TLS: the broker at {where} rejected our client certificate ({exc.reason})",
                           hint="use a client certificate signed by a CA the brokers trust")
     if "wrong version number" in text or "record layer failure" in text or "packet length" in text:
