@@ -55,8 +55,10 @@ def _tls_error(exc: ssl.SSLError, host: str, port: int, settings: SecuritySettin
     if refused:
         return InputError(f"TLS: the broker at {where} rejected our client certificate ({exc.reason})",
                           hint="use a client certificate signed by a CA the brokers trust")
-    if "wrong version number" in text or "record layer failure" in text or "packet length" in text:
-        return InputError(f"TLS: {where} does not speak TLS (security.protocol={settings.protocol})",
+    if isinstance(exc, ssl.SSLEOFError) or any(
+            m in text for m in ("wrong version number", "record layer failure", "packet length", "eof")):
+        return InputError(f"TLS: {where} does not speak TLS or closed the handshake "
+                          f"(security.protocol={settings.protocol})",
                           hint="this listener may be PLAINTEXT or SASL_PLAINTEXT; check the port and "
                           "security.protocol")
     return InputError(f"TLS handshake with {where} failed: {exc.reason or exc}",
