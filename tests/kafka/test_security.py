@@ -168,10 +168,10 @@ def test_collect_stream_plan_execute_on_a_secured_cluster(secure_cluster: Any, s
         samples, metrics = tmp_path / "samples", secure_cluster.cluster.metrics_urls()
         rc, out, err = _run(capfd, [
             "collect", "--bootstrap", secure_cluster.bootstrap, "--command-config", str(admin_props),
-            "--metrics", ",".join(f"{b}={u}" for b, u in metrics.items()), "--interval", "1s", "--rounds", "14",
+            "--metrics", ",".join(f"{b}={u}" for b, u in metrics.items()), "--interval", "1s", "--rounds", "10",
             "--out", str(samples), "--topic", SAMPLES_TOPIC], streams)
         assert rc == 0, err
-        assert "14 rounds" in out
+        assert "10 rounds" in out
     finally:
         stop.set()
         producer.join(30)
@@ -202,7 +202,7 @@ def test_collect_stream_plan_execute_on_a_secured_cluster(secure_cluster: Any, s
     # plan, then execute --yes with the admin's settings; verified against the cluster
     plan_path = tmp_path / "plan.json"
     rc, out, err = _run(capfd, ["plan", "--snapshot", str(snap_path), "--out", str(plan_path),
-                                "--time-limit", "30"], streams)
+                                "--time-limit", "10"], streams)
     assert rc == 0, err
     plan = orjson.loads(plan_path.read_bytes())["partitions"]
     assert any(3 in e["replicas"] for e in plan), "the plan should use the empty broker 3"
