@@ -225,7 +225,7 @@ CASES: list[C] = [
     (["demo", "--scale", "0"], 2, "--scale"),
     # fleet (refused before Spark starts)
     (["fleet", "--snapshots", "{d}/fifo"], 2, "--snapshots {d}/fifo is a named pipe"),
-    (["fleet", "--snapshots", "{d}", "--out", "{d}/o/fl"], 2, "--out {d}/o/fl lies inside the input folder"),
+    (["fleet", "--snapshots", "{d}/adir", "--out", "{d}/regular"], 2, "--out {d}/regular is a file"),
     (["fleet", "--whatif", "1000000", "--steps", "1000"], 2, "needs about"),
     ([*FW, "--thetas", "0.5,abc"], 2, "--thetas must be a finite number"),
     ([*FW, "--epss", "1"], 2, "--epss must be in (0, 1)"),
