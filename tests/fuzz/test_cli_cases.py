@@ -50,6 +50,7 @@ FILES: dict[str, bytes] = {
     "journal.jsonl": b"",
     "samples/samples-1-0000.jsonl": b'{"type": "broker"}\n',
     "out.tmp": b"the user's own file, next to the output",
+    "bad-client.properties": b"security.protocol=SSL\nssl.cipher.suites=TLS_AES_128_GCM_SHA256\n",
 }
 
 # (argv with {d} = the scratch folder, exit code, text stderr must hold)
@@ -277,6 +278,22 @@ CASES: list[C] = [
     ([*PK, "--max-polls", "0"], 2, "--max-polls"),
     # unreachable cluster: one line, exit 1 (an environment failure, not bad input)
     ([*EX, "--timeout", "1"], 1, "cannot reach Kafka at 127.0.0.1:1"),
+    # --command-config (docs/security.md): read and validated before anything connects
+    (["collect", "--bootstrap", CLOSED, "--rounds", "1", "--out", "{d}/o/s", "--command-config", "{d}/nope.properties"],
+     2, "--command-config {d}/nope.properties: cannot read it"),
+    (["collect", "--bootstrap", CLOSED, "--rounds", "1", "--out", "{d}/o/s", "--command-config",
+      "{d}/bad-client.properties"], 2, "line 2: ssl.cipher.suites: this property is not supported"),
+    ([*EX, "--command-config", "{d}"], 2, "--command-config {d} is a directory"),
+    (["cancel", "--all", "--bootstrap", CLOSED, "--command-config", "{d}/nope.properties"], 2, "cannot read it"),
+    (["workload", "--bootstrap", CLOSED, "--command-config", "{d}/consumer.properties"], 2,
+     "session.timeout.ms: unknown or unsupported property"),
+    (["consumers", "advise", "--group", "g", "--bootstrap", CLOSED, "--command-config", "{d}/nope.properties"], 2,
+     "cannot read it"),
+    (["group", "locate", "--group", "g", "--bootstrap", CLOSED, "--command-config", "{d}/bad-client.properties"], 2,
+     "ssl.cipher.suites"),
+    (["pipeline", "--from-kafka", CLOSED, "--out-dir", "{d}/o/p", "--command-config", "{d}/nope.properties"], 2,
+     "cannot read it"),
+    ([*LC, "--security", "tls"], 2, "invalid choice: 'tls'"),
 ]
 
 # Good inputs: exit 0, and only the named outputs appear.

@@ -122,7 +122,7 @@ class SampleParquetWriter:
 class SampleTopicWriter:
     """Produce each record to a topic, keyed ``<cluster>|<type>`` (created if missing)."""
 
-    def __init__(self, bootstrap: str, topic: str = DEFAULT_TOPIC, admin: Any = None) -> None:
+    def __init__(self, bootstrap: str, topic: str = DEFAULT_TOPIC, admin: Any = None, security: Any = None) -> None:
         from kafka.admin import NewTopic
         from kafka.errors import TopicAlreadyExistsError
 
@@ -133,7 +133,9 @@ class SampleTopicWriter:
             n = len(admin.describe_cluster()["brokers"])
             with contextlib.suppress(TopicAlreadyExistsError):
                 admin.create_topics([NewTopic(topic, 1, min(3, max(1, n)))])
-        self.producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=50, acks="all")
+        from kafka_balancer.security.clients import kafka_kwargs
+
+        self.producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=50, acks="all", **kafka_kwargs(security))
 
     def write_round(self, records: Sequence[dict[str, Any]]) -> None:
         for r in records:
