@@ -105,6 +105,27 @@ def _int32(want: DataType) -> bool:
     return isinstance(want, IntegerType) or (isinstance(want, ArrayType) and isinstance(want.elementType, IntegerType))
 
 
+def check_sample_folder(samples_dir: str | Path) -> int:
+    """Check every Parquet sample file under ``samples_dir/parquet/<type>/``; the number of files checked.
+    Cheap (footers only): the CLI runs it before Spark starts."""
+    from kafka_balancer.pipeline.schemas import RECORD_TYPES
+
+    return sum(check_type_folder(Path(samples_dir) / "parquet" / rtype, rtype) for rtype in RECORD_TYPES)
+
+
+def check_type_folder(pdir: Path, rtype: str) -> int:
+    """:func:`check_parquet_file` on every file under ``pdir`` (names starting with ``.`` or ``_`` are
+    skipped, as Spark skips them); the number of files checked."""
+    if not pdir.is_dir():
+        return 0
+    checked = 0
+    for f in sorted(pdir.rglob("*")):
+        if f.is_file() and not any(part.startswith(("_", ".")) for part in f.relative_to(pdir).parts):
+            check_parquet_file(f, rtype)
+            checked += 1
+    return checked
+
+
 @dataclass(frozen=True)
 class SkippedRecords:
     """JSON-lines records the job could not use, by reason."""
