@@ -222,7 +222,7 @@ CASES: list[tuple[list[str], int, str]] = [
     (["simulate", "consumers", "--out", "{d}/regular"], 2, "regular is a file"),
     # fleet (all refused before Spark starts)
     (["fleet"], 2, "--snapshots DIR or --whatif N"),
-    (["fleet", "--snapshots", "{d}/nodir"], 2, "--snapshots {d}/nodir is not a folder"),
+    (["fleet", "--snapshots", "{d}/nodir"], 2, "--snapshots {d}/nodir does not exist"),
     (["fleet", "--snapshots", "{d}/adir"], 2, "no *.json snapshots"),
     (["fleet", "--whatif", "0"], 2, "--whatif"),
     (["fleet", "--whatif", "2", "--steps", "0"], 2, "--steps"),
@@ -234,10 +234,11 @@ CASES: list[tuple[list[str], int, str]] = [
     # snapshot / pipeline (all refused before Spark starts)
     (["snapshot"], 2, "--samples DIR"),
     (["snapshot", "--samples", "{d}/nodir", "--out", "{d}/sn.json"], 2, "--samples {d}/nodir does not exist"),
-    (["snapshot", "--samples", "{d}/regular", "--out", "{d}/sn.json"], 2, "is not a folder"),
+    (["snapshot", "--samples", "{d}/regular", "--out", "{d}/sn.json"], 2, "regular is a file, not a folder"),
     (["snapshot", "--samples", "{d}/adir", "--out", "/proc/x/sn.json"], 2, "--out /proc/x/sn.json"),
     (["snapshot", "--samples", "{d}/adir", "--out", "{d}/sn.json", "--windows", "0"], 2, "--windows"),
-    (["snapshot", "--samples", "{d}/adir", "--out", "{d}/sn.json", "--window", "abc"], 2, "duration 'abc'"),
+    (["snapshot", "--samples", "{d}/adir", "--out", "{d}/sn.json", "--window", "abc"], 2,
+     "--window 'abc' is not a duration"),
     (["snapshot", "--samples", "{d}/adir", "--out", "{d}/sn.json", "--min-sample-ratio", "2"], 2,
      "--min-sample-ratio"),
     (["snapshot", "--samples", "{d}/adir", "--out", "{d}/sn.json", "--capacity", "gpu=1"], 2, "'gpu'"),
@@ -253,7 +254,7 @@ CASES: list[tuple[list[str], int, str]] = [
      "broker id 'abc'"),
     (["snapshot", "--samples", "{d}/adir", "--out", "{d}/sn.json", "--capacities", "{d}/bad.json"], 2,
      "--capacities"),
-    (["pipeline", "--from-kafka", "bad", "--out-dir", "{d}/pl"], 2, "bad --bootstrap 'bad'"),
+    (["pipeline", "--from-kafka", "bad", "--out-dir", "{d}/pl"], 2, "bad --from-kafka 'bad'"),
     (["pipeline", "--from-kafka", CLOSED, "--out-dir", "/proc/x/pl"], 2, "--out-dir /proc/x/pl"),
     (["pipeline", "--from-kafka", CLOSED, "--out-dir", "{d}/pl", "--max-polls", "0"], 2, "--max-polls"),
     # local-cluster (all refused before a node starts)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -29,7 +28,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--strategy", required=True, choices=sorted(STRATEGIES), help="assignor to run")
     p.add_argument("--protocol", choices=["eager", "cooperative"], default=None,
                    help="rebalance protocol (default: the strategy's own; cooperative-sticky is cooperative)")
-    p.add_argument("--max-moves", type=integer("--max-moves", minimum=0), default=None,
+    p.add_argument("--max-moves", type=integer("--max-moves", minimum=0, maximum=2**31 - 1), default=None,
                    help="balanced only: at most this many previously-owned partitions change owner")
     p.add_argument("--tolerance", type=number("--tolerance", inclusive=True), default=None,
                    help="balanced only: stop moving owned partitions once max load <= (1+tol) x lower bound")
@@ -38,11 +37,9 @@ def register(subparsers: Any) -> None:
 
 
 def _read(path: str) -> bytes:
-    try:
-        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read --input {path}: {exc.strerror}", hint="check the path") from None
-    return raw
+    from kafka_balancer.files.inputs import read_bytes
+
+    return read_bytes(path, "--input", "a JSON description of the group", allow_stdin=True)
 
 
 def run(args: argparse.Namespace) -> int:

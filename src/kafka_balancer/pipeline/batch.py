@@ -19,6 +19,7 @@ import orjson
 from pyspark.sql import SparkSession
 
 from kafka_balancer.errors import InputError
+from kafka_balancer.files.outputs import write_bytes
 from kafka_balancer.pipeline.columnar import job as columnar_job
 from kafka_balancer.pipeline.columnar.file_windows import parquet_files
 from kafka_balancer.pipeline.completeness import check
@@ -52,9 +53,8 @@ def write_outputs(
 
     out = Path(out)
     if report_path is not None:
-        rp = Path(report_path)
-        rp.parent.mkdir(parents=True, exist_ok=True)
-        rp.write_bytes(orjson.dumps(result.report, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
+        write_bytes(report_path, orjson.dumps(result.report, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY),
+                    "--report")
     if tables_dir is not None:
         result.tables.write(tables_dir)
     write_snapshot(snapshot_from_dict(result.snapshot, source=str(out)), out)
@@ -79,8 +79,7 @@ def run_batch(
             check(result.report)
         except InputError:
             if report_path is not None:
-                Path(report_path).parent.mkdir(parents=True, exist_ok=True)
-                Path(report_path).write_bytes(orjson.dumps(result.report, option=orjson.OPT_INDENT_2))
+                write_bytes(report_path, orjson.dumps(result.report, option=orjson.OPT_INDENT_2), "--report")
             raise
         write_outputs(result, out, tables_dir, report_path)
     else:

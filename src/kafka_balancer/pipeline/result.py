@@ -7,6 +7,7 @@ module; it depends on neither.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -54,9 +55,17 @@ class BatchResult:
         self.tables.release()
 
 
-def select_cluster(clusters: list[str], wanted: str | None) -> str:
-    """The cluster to snapshot."""
+def select_cluster(clusters: list[str], wanted: str | None,
+                   present: Callable[[], list[str]] | None = None) -> str:
+    """The cluster to snapshot. ``clusters``: those found (already narrowed to ``wanted`` when the reader
+    filtered); ``present()``: every cluster label in the samples, asked only to explain a ``wanted`` not found."""
     clusters = sorted(set(clusters))
+    if not clusters and wanted is not None:
+        found = sorted(set(present())) if present is not None else []
+        raise InputError(f"--cluster {wanted!r}: the samples hold no records of that cluster"
+                         + (f" (found: {', '.join(found)})" if found else ""),
+                         hint="pick one of the clusters found with --cluster" if found else
+                         "check --cluster against the label `collect --cluster` wrote (default local)")
     if not clusters:
         raise InputError("the samples hold no partition records",
                          hint="check that the collector ran against a cluster with topics")

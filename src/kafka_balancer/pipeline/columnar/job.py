@@ -86,7 +86,8 @@ def compute_tables(spark: SparkSession, files: dict[str, list[FileSpan]], cfg: P
         tasks = window_tasks("partition", files["partition"], candidate_windows(files["partition"], w_ms), w_ms)
         part_all = run_window_tasks(spark, tasks, w_ms, cfg.cluster, ("partition",))["partition"]
     spans = window_spans(part_all)
-    cluster = select_cluster([c for c, _, _ in spans], cfg.cluster)
+    cluster = select_cluster([c for c, _, _ in spans], cfg.cluster, present=lambda: [
+        c for c, _, _ in window_spans(run_window_tasks(spark, tasks, w_ms, None, ("partition",))["partition"])])
     windows = closed_windows([(w, ts) for c, w, ts in spans if c == cluster], w_ms, cfg.windows)
     warnings = check_windows(windows, cfg, cluster)
     base = windows[0] - w_ms

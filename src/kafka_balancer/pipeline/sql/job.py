@@ -34,13 +34,15 @@ def compute(spark: SparkSession, samples_dir: str | Path, cfg: PipelineConfig) -
         with step(spark, "sample files listed, schemas read"):
             by_type, skipped = read_samples_checked(spark, samples_dir, held)
         warnings = [w for w in [skipped.warning()] if w]
+        all_partitions = by_type["partition"]
         if cfg.cluster is not None:
             by_type = {t: df.where(F.col("cluster") == cfg.cluster) for t, df in by_type.items()}
         part = materialise(AGGREGATORS["partition"](by_type["partition"], cfg.window_ms, False), held,
                            "partition aggregate")
         with step(spark, "windows"):
             spans = window_spans(part)
-        cluster = select_cluster([c for c, _, _ in spans], cfg.cluster)
+        cluster = select_cluster([c for c, _, _ in spans], cfg.cluster, present=lambda: [
+            str(r["cluster"]) for r in all_partitions.select("cluster").distinct().limit(50).collect()])
         windows = closed_windows([(w, ts) for c, w, ts in spans if c == cluster], cfg.window_ms, cfg.windows)
         warnings += check_windows(windows, cfg, cluster)
         base = windows[0] - cfg.window_ms
