@@ -87,7 +87,7 @@ CASES: list[C] = [
     (["plan", "--snapshot", "{d}/fifo", "--out", "{d}/o/p.json"], 2, "--snapshot {d}/fifo is a named pipe"),
     (["plan", "--snapshot", "/dev/zero", "--out", "{d}/o/p.json"], 2, "--snapshot /dev/zero is a device"),
     (["plan", "--snapshot", "{d}/adir", "--out", "{d}/o/p.json"], 2, "--snapshot {d}/adir is a directory"),
-    (["plan", "--snapshot", "{d}/latin1.json", "--out", "{d}/o/p.json"], 2, "latin1.json: not valid JSON"),
+    (["plan", "--snapshot", "{d}/latin1.json", "--out", "{d}/o/p.json"], 2, "latin1.json is not UTF-8 text (byte 13"),
     ([*PLAN_ARGS, "--out", "{d}/snap.json"], 2, "--out {d}/snap.json is also the input --snapshot"),
     ([*PLAN_ARGS, "--out", "{d}/./snap.json"], 2, "is also the input --snapshot"),
     ([*PLAN_ARGS, "--out", "{d}/hardlink.json"], 2, "is also the input --snapshot"),
@@ -107,7 +107,7 @@ CASES: list[C] = [
     ([*PLAN_ARGS, "--out", "{d}/o/p.json", "--polish", "-0.5"], 2, "--polish"),
     # assign
     (["assign", "--input", "{d}/fifo", "--strategy", "paper"], 2, "--input {d}/fifo is a named pipe"),
-    (["assign", "--input", "{d}/latin1.json", "--strategy", "paper"], 2, "--input {d}/latin1.json is not valid JSON"),
+    (["assign", "--input", "{d}/latin1.json", "--strategy", "paper"], 2, "latin1.json is not UTF-8 text (byte 13"),
     (["assign", "--input", "{d}/group.json", "--strategy", "nosuch"], 2, "--strategy: invalid choice"),
     (["assign", "--input", "{d}/group.json", "--strategy", "paper", "--protocol", "x"], 2, "--protocol"),
     (["assign", "--input", "{d}/group.json", "--strategy", "balanced", "--max-moves", "1.5"], 2, "--max-moves"),
