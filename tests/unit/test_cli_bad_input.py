@@ -99,7 +99,7 @@ CASES: list[tuple[list[str], int, str]] = [
     (["plan", "--snapshot", "{d}/s_nan.json", "--out", "{d}/o.json"], 2, "s_nan.json: not valid JSON"),
     (["plan", "--snapshot", "{d}/s_inf.json", "--out", "{d}/o.json"], 2, "s_inf.json: not valid JSON"),
     (["plan", "--snapshot", "{d}/s_brokers_obj.json", "--out", "{d}/o.json"], 2, "'brokers' must be"),
-    (["plan", "--snapshot", "{d}/s_badreplica.json", "--out", "{d}/o.json"], 2, "orders-0: replica 7"),
+    (["plan", "--snapshot", "{d}/s_badreplica.json", "--out", "{d}/o.json"], 2, "orders-0: replicas[1] is 7"),
     (["plan", "--snapshot", "{d}/s_leader.json", "--out", "{d}/o.json"], 2, "orders-0: leader 5"),
     (["plan", "--snapshot", "{d}/s_noload.json", "--out", "{d}/o.json"], 2, "orders-0: field 'load'"),
     (["plan", "--snapshot", "{d}/s_bigpart.json", "--out", "{d}/o.json"], 2, "partition is 1099511627776"),
