@@ -103,7 +103,8 @@ class _BrokerCountGoal(CountGoal):
     def detail(self, st: State) -> str:
         c = self.counts(st)[self.members(st)]
         lo, hi = self.band(st)
-        return f"CV {_cv(c):.3f}, min {int(c.min()) if c.size else 0}, max {int(c.max()) if c.size else 0}, band {lo}..{hi}"
+        lo_c, hi_c = (int(c.min()), int(c.max())) if c.size else (0, 0)
+        return f"CV {_cv(c):.3f}, min {lo_c}, max {hi_c}, band {lo}..{hi}"
 
 
 class ReplicaCountGoal(_BrokerCountGoal):
@@ -390,14 +391,21 @@ class TopicSpreadGoal(CountGoal):
 
     name = "topic_spread"
 
+    def __init__(self) -> None:
+        self._cache: tuple[int, np.ndarray, np.ndarray] | None = None
+
     def _bands(self, st: State) -> tuple[np.ndarray, np.ndarray]:
-        n = max(1, int(st.alive.sum()))
-        avg = st.topic_count[:, st.alive].sum(axis=1) / n
-        return np.maximum(0, np.ceil(avg - 1.0)), np.floor(avg + 1.0)
+        """Per topic (lo, hi); a topic's replica total never changes, so they are computed once per state."""
+        if self._cache is None or self._cache[0] != id(st):
+            n = max(1, int(st.alive.sum()))
+            tc = st.topic_count if st.alive.all() else st.topic_count[:, st.alive]
+            avg = tc.sum(axis=1) / n
+            self._cache = (id(st), np.maximum(0, np.ceil(avg - 1.0)), np.floor(avg + 1.0))
+        return self._cache[1], self._cache[2]
 
     def _excess(self, st: State) -> np.ndarray:
         lo, hi = self._bands(st)
-        c = st.topic_count[:, st.alive]
+        c = st.topic_count if st.alive.all() else st.topic_count[:, st.alive]
         return np.asarray(np.maximum(0, c - hi[:, None]) + np.maximum(0, lo[:, None] - c))
 
     def violation(self, st: State) -> float:
@@ -405,7 +413,8 @@ class TopicSpreadGoal(CountGoal):
 
     def detail(self, st: State) -> str:
         ex = self._excess(st)
-        return f"{int((ex.sum(axis=1) > 0).sum())} topic(s) unevenly spread, {int(ex.sum())} replica(s) outside their band"
+        uneven = int((ex.sum(axis=1) > 0).sum())
+        return f"{uneven} topic(s) unevenly spread, {int(ex.sum())} replica(s) outside their band"
 
     def replica_ok(self, st: State, parts: np.ndarray, src: int, dests: np.ndarray) -> np.ndarray:
         lo, hi = self._bands(st)
@@ -529,7 +538,7 @@ def _swap_for(st: State, hi: int, resource_guard: bool, gain_of) -> bool:  # typ
             pb = int(b[j]) if j < b.size else -1
             if not st.pair_within_budget(pa, hi, lo, pb):
                 continue
-            if pb >= 0 and np.any(st.rep[pb] == hi) or np.any(st.rep[pa] == lo):
+            if (pb >= 0 and np.any(st.rep[pb] == hi)) or np.any(st.rep[pa] == lo):
                 continue
             st.move_replica(pa, hi, lo)
             if pb >= 0:

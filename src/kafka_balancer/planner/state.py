@@ -5,9 +5,9 @@ Private to one :func:`kafka_balancer.planner.plan` call; the caller's snapshot i
 
 from __future__ import annotations
 
-import numpy as np
-
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from kafka_balancer.model.snapshot import NW_OUT, Derived, FloatArr, Snapshot
 from kafka_balancer.planner.constraints import Constraints, Resolved, resolve

@@ -100,11 +100,12 @@ def plan_table(result: PlanResult) -> str:
 def goal_table(result: PlanResult) -> str:
     """The goal policy, highest priority first: each goal's violation before and after, and its measure."""
     width = max(len(g.name) for g in result.goals)
-    lines = [f"goal policy (highest first)   violation before -> after"]
+    lines = ["goal policy (highest first)   violation before -> after"]
     for g in result.goals:
         _, _, after = g.detail.partition(" -> ")
         state = "met" if g.met_after else "NOT met"
-        lines.append(f"  {g.priority}. {g.name:<{width}}  {_num(g.before):>9} -> {_num(g.after):<9} {state:<7}  {after}")
+        head = f"  {g.priority}. {g.name:<{width}}  {_num(g.before):>9} -> {_num(g.after):<9} {state:<7}"
+        lines.append(f"{head}  {after}")
     return "\n".join(lines)
 
 
