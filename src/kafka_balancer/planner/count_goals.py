@@ -33,6 +33,7 @@ from kafka_balancer.planner.state import TOL, State
 
 K_CANDIDATES = 24
 D_DESTS = 48
+ROUND = 32  # brokers worked on per ranking in the swap goals
 
 
 def _dev_cost(st: State, load: np.ndarray, cap: np.ndarray) -> np.ndarray:
@@ -369,12 +370,12 @@ class PotentialNwOutGoal(CountGoal):
     def improve(self, st: State, deadline: float, resource_guard: bool) -> int:
         return _swap_loop(st, deadline, resource_guard, self._pick, self._gain)
 
-    def _pick(self, st: State, stuck: set[int]) -> int | None:
+    def _pick(self, st: State, stuck: set[int]) -> list[int]:
         u = np.where(st.alive, self.util(st), -np.inf)
         if stuck:
             u[list(stuck)] = -np.inf
-        b = int(np.argmax(u))
-        return b if u[b] > self.theta + TOL else None
+        order = np.argsort(-u, kind="stable")[:ROUND]
+        return [int(b) for b in order if u[b] > self.theta + TOL]
 
     def _gain(self, st: State, hi: int, lo: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         cap_h, cap_l = st.cap[hi, NW_OUT], st.cap[lo, NW_OUT]
@@ -428,14 +429,14 @@ class TopicSpreadGoal(CountGoal):
     def improve(self, st: State, deadline: float, resource_guard: bool) -> int:
         return _swap_loop(st, deadline, resource_guard, self._pick, self._gain)
 
-    def _pick(self, st: State, stuck: set[int]) -> int | None:
+    def _pick(self, st: State, stuck: set[int]) -> list[int]:
         ex = self._excess(st).sum(axis=0)
         full = np.zeros(st.snap.n_brokers)
         full[np.nonzero(st.alive)[0]] = ex
         if stuck:
             full[list(stuck)] = 0
-        b = int(np.argmax(full))
-        return b if full[b] > 0 else None
+        order = np.argsort(-full, kind="stable")[:ROUND]
+        return [int(b) for b in order if full[b] > 0]
 
     def _gain(self, st: State, hi: int, lo: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         lo_b, hi_b = self._bands(st)
@@ -472,14 +473,21 @@ def _swap_loop(st: State, deadline: float, resource_guard: bool, pick, gain_of) 
     moves = 0
     stuck: set[int] = set()
     while time.monotonic() < deadline:
-        hi = pick(st, stuck)
-        if hi is None:
+        # one round: the goal's worst brokers, ranked once (ranking is a pass over every topic and broker)
+        ranked = pick(st, stuck)
+        if not ranked:
             break
-        if _swap_for(st, hi, resource_guard, gain_of):
-            moves += 1
-            stuck.clear()
-        else:
-            stuck.add(hi)
+        progress = False
+        for hi in ranked:
+            if time.monotonic() > deadline:
+                break
+            if _swap_for(st, hi, resource_guard, gain_of):
+                moves += 1
+                progress = True
+            else:
+                stuck.add(hi)
+        if not progress:
+            break
     return moves
 
 

@@ -43,6 +43,7 @@ from kafka_balancer.planner.strategies import compact, evacuate, leadership, pol
 # the arithmetic mean of utilisations.
 ATTEMPTS = ((0.97, True), (0.97, False), (0.9, True), (0.9, False), (0.75, False))
 POLISH_SHARE = 1.5
+GIVE_UP = 4  # failures after which the move loop leaves a (broker, resource) violation for good
 
 
 @dataclass(frozen=True)
@@ -96,11 +97,15 @@ def _balance(
     st: State, deadline: float, progress: Callable[[int], None] | None, max_moves: int | None = None
 ) -> list[tuple[int, int]]:
     # A violation no strategy could fix waits before it is tried again: 8 moves, then twice as long after
-    # each further failure. Never retried while nothing has moved since it failed.
+    # each further failure. Never retried while nothing has moved since it failed. After GIVE_UP failures
+    # it is left for good: on hard clusters most of the time went on re-trying what no move can fix.
     failed: dict[tuple[int, int], tuple[int, int]] = {}  # (broker, resource) -> (moves at failure, wait)
+    given_up: list[tuple[int, int]] = []
     moves = 0
     while time.monotonic() < deadline and (max_moves is None or moves < max_moves):
         v = st.violations()
+        for b, r in given_up:
+            v[b, r] = 0.0
         fresh = v.copy()
         for (b, r), (at, wait) in failed.items():
             if moves - at < wait:
@@ -129,7 +134,12 @@ def _balance(
                 progress(moves)
         else:
             prev = failed.get((b, r))
-            failed[(b, r)] = (moves, 8 if prev is None else prev[1] * 2)
+            wait = 8 if prev is None else prev[1] * 2
+            if wait > 8 * 2 ** (GIVE_UP - 1):
+                given_up.append((b, r))
+                failed.pop((b, r), None)
+            else:
+                failed[(b, r)] = (moves, wait)
     v = st.violations()
     return [(int(b), int(r)) for b, r in zip(*np.nonzero(v > TOL), strict=True)]
 
@@ -335,7 +345,7 @@ def _search(
     st.exempt += [(int(b), r) for b in np.nonzero(cfg.res.demoted & snap.alive)[0] for r in (CPU, NW_OUT)]
     goals_before = tuple((g, *_goal_state(g, st, cfg)) for g in cfg.policy)
     warnings: list[str] = []
-    _, stranded = evacuate.evacuate(st, cfg.res.removed)
+    _, stranded = evacuate.evacuate(st, cfg.res.removed & cfg.res.alive)
     for p in stranded:
         warnings.append(
             f"partition {snap.partition_label(p)} has no live replica (or nowhere it may go): it cannot be "
@@ -469,9 +479,7 @@ def _finish(
         reports.append(GoalReport(name, k + 1, v_before, v_after, v_before <= 0, v_after <= 0, detail))
         if v_after > 0:
             remaining.append(f"{name}: {d_after}")
-    budget_hit = (np.isfinite(cfg.res.max_moves) and st.copies >= cfg.res.max_moves) or (
-        np.isfinite(cfg.res.max_bytes) and st.copied >= 0.98 * cfg.res.max_bytes
-    )
+    budget_hit = st.budgeted and not st.can_copy()  # not even the smallest movable replica fits any more
     if budget_hit and remaining:
         remaining.insert(0, "the move or byte budget is spent; a larger budget would balance further")
     return PlanResult(
