@@ -357,15 +357,15 @@ def _search(
         if group:
             names = ", ".join(snap.partition_label(p) for p in group[:5]) + (" ..." if len(group) > 5 else "")
             warnings.append(f"{len(group)} partition(s) keep their leader on a demoted broker: {why} ({names})")
+    if start is not None:
+        st.adopt(*start)
+    else:
+        leadership.restore_preferred(st)
     # count goals placed above the resource goals in the policy run first and then guard them
     count_moves: dict[str, int] = {}
     for goal in cfg.count_goals(before_resources=True):
         count_moves[goal.name] = goal.improve(st, t0 + time_limit, resource_guard=False)
         st.guards.append(goal)
-    if start is not None:
-        st.adopt(*start)
-    else:
-        leadership.restore_preferred(st)
     if cfg.resource_first >= len(cfg.policy):
         left: list[tuple[int, int]] = []
     elif start is not None and _residual(evaluate(snap.with_assignment(st.rep, st.ldr), cfg.theta, cfg.eps)) <= 0:
@@ -376,9 +376,10 @@ def _search(
         st.relaxed = True
         left = _balance(st, t0 + time_limit, cfg.progress, max_moves=max(100, 4 * snap.n_brokers))
         st.relaxed = False
-    if cfg.compact:
+    resources = cfg.resource_first < len(cfg.policy)  # compaction and tightening serve seed 001's goals
+    if cfg.compact and resources:
         compact.compact(st)
-    if cfg.tighten_leaders:
+    if cfg.tighten_leaders and resources:
         tighten.tighten(st, max_moves=max(100, snap.n_brokers * 4), deadline=t0 + time_limit)
     return _Outcome(
         st, warnings, margin, by_gain_per_byte, relax, start is not None, goals_before=goals_before,
