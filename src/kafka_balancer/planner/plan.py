@@ -43,6 +43,8 @@ from kafka_balancer.planner.strategies import compact, evacuate, leadership, pol
 # the arithmetic mean of utilisations.
 ATTEMPTS = ((0.97, True), (0.97, False), (0.9, True), (0.9, False), (0.75, False))
 POLISH_SHARE = 1.5
+COUNT_WEIGHT = {"replica_count": 4.0, "leader_count": 3.0}  # time shares of the count goals (others 1)
+SWAP_SHARE = 0.1
 GIVE_UP = 4  # failures after which the move loop leaves a (broker, resource) violation for good
 
 
@@ -218,6 +220,7 @@ def plan(
     names in priority order (default :data:`policy.DEFAULT_GOALS`).
     """
     t0 = time.monotonic()
+    c0 = time.process_time()
     cons = constraints if constraints is not None else Constraints()
     res = resolve(cons, snap)
     policy = parse_goals(goals)
@@ -280,7 +283,7 @@ def plan(
         )
         if relaxed.residual(cfg) < best.residual(cfg) - 1e-12:
             best = relaxed
-    return _finish(original, snap, cfg, best, ex, (proofs or []) + hot, add, t0, time_limit)
+    return _finish(original, snap, cfg, best, ex, (proofs or []) + hot, add, t0, c0, time_limit)
 
 
 def cfg_resource_first(policy: tuple[str, ...]) -> int:
@@ -364,7 +367,7 @@ def _search(
     # count goals placed above the resource goals in the policy run first and then guard them
     count_moves: dict[str, int] = {}
     for goal in cfg.count_goals(before_resources=True):
-        count_moves[goal.name] = goal.improve(st, t0 + time_limit, resource_guard=False)
+        count_moves[goal.name] = goal.improve(st, time.process_time() + time_limit, resource_guard=False)
         st.guards.append(goal)
     if cfg.resource_first >= len(cfg.policy):
         left: list[tuple[int, int]] = []
@@ -414,6 +417,7 @@ def _finish(
     proofs: list[str],
     add: int,
     t0: float,
+    c0: float,
     time_limit: float,
 ) -> PlanResult:
     st = out.st
@@ -428,12 +432,18 @@ def _finish(
     # the count goals below the resource goals, in policy order, each guarded by every goal above it
     count_moves = dict(out.count_moves)
     resource_guard = cfg.resource_first < len(cfg.policy)
-    now = time.monotonic()
-    deadline = min(t0 + time_limit, now + max(1.0, 0.5 * (now - t0)))
+    # CPU time, not wall time: on a shared machine a wall-clock share starves these goals unpredictably
+    now = time.process_time()
+    deadline = now + min(max(0.0, t0 + time_limit - time.monotonic()), max(1.0, 0.4 * (now - c0)))
     post = cfg.count_goals(before_resources=False)
+    # potential nw_out and topic spread work by swaps (two copies each): at most a tenth more bytes than the
+    # plan already moves, so the soft goals at the bottom never dominate what the plan costs
+    st.swap_allowance = SWAP_SHARE * max(0.0, st.copied)
+    weights = [COUNT_WEIGHT.get(g.name, 1.0) for g in post]
     for k, goal in enumerate(post):
-        now = time.monotonic()
-        share = now + max(0.0, deadline - now) / (len(post) - k)  # an equal share of what is left each
+        now = time.process_time()
+        # each goal a weighted share of what is left; what a goal does not use passes on to the next
+        share = now + max(0.0, deadline - now) * weights[k] / sum(weights[k:])
         count_moves[goal.name] = goal.improve(st, share, resource_guard)
         st.guards.append(goal)
     st.guards = []
