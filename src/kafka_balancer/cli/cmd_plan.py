@@ -8,7 +8,7 @@ import sys
 import orjson
 from tqdm import tqdm
 
-from kafka_balancer.cli.options import add_goal_options, check_output_file, integer, number
+from kafka_balancer.cli.options import add_goal_options, check_output_file, duration, integer, number
 from kafka_balancer.errors import InputError
 from kafka_balancer.model.plan_io import write_plan
 from kafka_balancer.model.snapshot_io import read_snapshot
@@ -31,10 +31,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--out", required=True, help="where to write the plan (kafka-reassign-partitions JSON)")
     add_goal_options(p)
     p.add_argument("--json", action="store_true", help="print a JSON summary instead of the table")
-    p.add_argument("--plot", metavar="FILE.png", help="per-broker utilisation before/after, one panel a resource")
-    p.add_argument("--time-limit", type=number("--time-limit"), default=600.0,
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="per-broker utilisation before/after, one panel a resource (.png, .svg, .pdf, ...)")
+    p.add_argument("--time-limit", type=duration("--time-limit", maximum=7 * 86_400), default=600.0,
                    help="seconds the search may take (default 600)")
-    p.add_argument("--polish", type=number("--polish", inclusive=True), default=POLISH_SHARE, metavar="SHARE",
+    p.add_argument("--polish", type=number("--polish", inclusive=True, maximum=1e6),
+                   default=POLISH_SHARE, metavar="SHARE",
                    help="once balanced, keep lowering σ with replica moves until the plan moves SHARE × the byte "
                    f"lower bound (default {POLISH_SHARE}; 0 stops at the goals)")
     p.add_argument("--exact-nodes", type=integer("--exact-nodes", minimum=0), default=0, metavar="N",
@@ -81,6 +83,17 @@ def constraints_from(args: argparse.Namespace) -> Constraints:
 def run(args: argparse.Namespace) -> int:
     constraints = constraints_from(args)
     goals = parse_goals(args.goals) if args.goals is not None else None
+    from kafka_balancer.files.inputs import check_input_file
+    from kafka_balancer.files.outputs import distinct_outputs, plot_formats
+
+    # Every path is checked before the snapshot is read and long before planning: an output that is the
+    # snapshot, a plot format matplotlib cannot write, a folder that cannot be written.
+    check_input_file(args.snapshot, "--snapshot", "a snapshot JSON file")
+    inputs = [("--snapshot", args.snapshot)]
+    distinct_outputs([("--out", args.out), ("--plot", args.plot)])
+    check_output_file(args.out, "--out", inputs=inputs)
+    if args.plot:
+        check_output_file(args.plot, "--plot", inputs=inputs, formats=plot_formats())
     snap = read_snapshot(args.snapshot)
     constraints.validate(snap)  # before any planning: a typo in a broker id costs nothing
     if not snap.alive.any():
@@ -88,10 +101,6 @@ def run(args: argparse.Namespace) -> int:
             f"snapshot {args.snapshot} has no live broker: every broker has alive: false",
             hint="nothing can be planned until a broker is back; check the brokers' alive fields",
         )
-    # Refuse unwritable outputs before planning, so a long search is not thrown away at the end.
-    check_output_file(args.out, "--out")
-    if args.plot:
-        check_output_file(args.plot, "--plot")
     bar = None
     if snap.n_replicas >= 100_000 and sys.stderr.isatty():
         bar = tqdm(desc="planning moves", unit="move", file=sys.stderr)
