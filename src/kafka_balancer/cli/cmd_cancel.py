@@ -21,17 +21,26 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from kafka_balancer.cli.cmd_execute import check_journal
     from kafka_balancer.errors import InputError
     from kafka_balancer.executor.cancel import cancel_execution
     from kafka_balancer.executor.journal import Journal
     from kafka_balancer.executor.kafka_adapter import KafkaAdapter
 
+    if not args.all:
+        check_journal(args.journal)
     journal = None if args.all else Journal(args.journal)
     if journal is not None and not journal.state().open:
         raise InputError(f"no unfinished execution in {args.journal}",
                          hint="pass the right --journal, or --all to cancel every ongoing reassignment")
-    adapter = KafkaAdapter.connect(args.bootstrap, timeout_s=args.timeout)
+    from kafka_balancer.security.acl import CANCEL_CLUSTER, require_cluster
+    from kafka_balancer.security.option import settings_from_args
+
+    security = settings_from_args(args)
+    adapter = KafkaAdapter.connect(args.bootstrap, timeout_s=args.timeout, security=security)
     try:
+        require_cluster(adapter.admin, CANCEL_CLUSTER, "cancel reassignments",
+                        security.who if security is not None else "this client")
         res = cancel_execution(adapter, journal)
     finally:
         adapter.close()
