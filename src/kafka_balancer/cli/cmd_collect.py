@@ -50,6 +50,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--include-internal", action="store_true", help="also sample topics starting with __")
     p.add_argument("--timeout", type=number("--timeout"), default=15.0,
                    help="seconds to wait for the cluster (default 15)")
+    p.add_argument("--prometheus", metavar="URL",
+                   help="read the metrics history from this Prometheus server instead of scraping the brokers "
+                   "(with --since; --interval is then the step between rounds); docs/prometheus.md")
+    p.add_argument("--since", help="with --prometheus: how much history to read, e.g. 6h, 90m")
+    p.add_argument("--prometheus-mapping", type=Path, metavar="FILE",
+                   help="JSON file overriding the default metric-name mapping (docs/prometheus.md)")
     p.set_defaults(func=run)
 
 
@@ -67,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
         hosts = hosts or lc.hosts()
     if not bootstrap:
         raise InputError("collect needs --bootstrap (or --local-cluster STATE_DIR)")
+    if args.prometheus or args.since or args.prometheus_mapping:
+        return _run_prometheus(args, bootstrap, metrics, hosts)
     interval_s = parse_interval(args.interval)
     duration_s = parse_interval(args.duration) if args.duration else None
     check_output_dir(args.out, "--out")
@@ -80,4 +88,32 @@ def run(args: argparse.Namespace) -> int:
     )
     res = collect(opt)
     print(f"{res.rounds} rounds, {res.records} records in {len(res.files)} file(s) under {args.out}")
+    return 0
+
+
+def _run_prometheus(args: argparse.Namespace, bootstrap: str, metrics: dict[int, str], hosts: dict[int, str]) -> int:
+    import time
+
+    from kafka_balancer.collect.collector import parse_interval
+    from kafka_balancer.collect.prometheus.history import HistoryOptions, collect_history, parse_span
+    from kafka_balancer.errors import InputError
+
+    if not args.prometheus:
+        raise InputError("--since and --prometheus-mapping need --prometheus URL",
+                         hint="e.g. collect --prometheus http://127.0.0.1:9090 --since 6h --bootstrap HOST:PORT")
+    if not args.since:
+        raise InputError("--prometheus needs --since, the span of history to read", hint="e.g. --since 6h")
+    if args.rounds or args.duration or args.topic:
+        raise InputError("--rounds, --duration and --topic are for live collection, not with --prometheus",
+                         hint="the span is --since; --interval is the step between rounds")
+    check_output_dir(args.out, "--out")
+    step_ms = round(parse_interval(args.interval) * 1000)
+    end_ms = int(time.time() * 1000)
+    res = collect_history(HistoryOptions(
+        prometheus_url=args.prometheus, bootstrap=bootstrap, out_dir=args.out,
+        start_ms=end_ms - parse_span(args.since), end_ms=end_ms, step_ms=step_ms, cluster=args.cluster,
+        metrics_urls=metrics, hosts=hosts, mapping_path=args.prometheus_mapping,
+        include_internal=args.include_internal, timeout_s=args.timeout, file_format=args.format))
+    print(f"{res.rounds} rounds, {res.records} records in {len(res.files)} file(s) under {args.out} "
+          f"(from {args.prometheus}: {res.requests} requests, {res.bytes_read / 1e6:.1f} MB)")
     return 0
