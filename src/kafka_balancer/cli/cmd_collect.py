@@ -6,19 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from kafka_balancer.cli.options import check_output_dir, integer, number
-
-
-def _id_map(text: str, what: str) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        k, sep, v = part.partition("=")
-        if not sep or not k.strip().isdigit() or not v.strip():
-            raise argparse.ArgumentTypeError(f"{what}: expected ID=VALUE pairs, got {part!r}")
-        if what == "--metrics" and not v.strip().startswith(("http://", "https://")):
-            raise argparse.ArgumentTypeError(f"{what}: broker {k.strip()}: {v.strip()!r} is not an http(s) URL")
-        out[int(k)] = v.strip()
-    return out
+from kafka_balancer.cli.options import bootstrap, check_output_dir, duration, integer, text, timeout
+from kafka_balancer.validate.values import http_url, parse_id_map
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,38 +18,40 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "(describe_log_dirs), log start/end offsets, consumer-group committed offsets and each broker's "
         "JMX exporter (process CPU, BytesIn/BytesOut/MessagesIn per topic). See docs/samples-format.md.",
     )
-    p.add_argument("--bootstrap", help="host:port of the cluster (default: the --local-cluster's)")
+    p.add_argument("--bootstrap", type=bootstrap(), help="host:port of the cluster (default: the --local-cluster's)")
     p.add_argument("--local-cluster", type=Path, metavar="STATE_DIR",
                    help="take bootstrap, metrics endpoints and hosts from a `local-cluster` state dir")
-    p.add_argument("--interval", default="10s", help="time between rounds, e.g. 10s (default 10s)")
-    p.add_argument("--rounds", type=integer("--rounds"), help="stop after this many rounds")
-    p.add_argument("--duration", help="stop after this long, e.g. 2m")
+    p.add_argument("--interval", type=duration("--interval", maximum=86_400), default=10.0,
+                   help="time between rounds, e.g. 10s (default 10s)")
+    p.add_argument("--rounds", type=integer("--rounds", maximum=10**9), help="stop after this many rounds")
+    p.add_argument("--duration", type=duration("--duration"), help="stop after this long, e.g. 2m")
     p.add_argument("--out", type=Path, required=True, help="directory for the sample files")
     p.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl",
                    help="jsonl: DIR/samples-*.jsonl, one line per record, written every round (default); "
                    "parquet: DIR/parquet/<type>/*.parquet, written every 10 rounds and when collect stops, "
                    "which the pipeline reads several times faster (docs/pipeline.md)")
-    p.add_argument("--cluster", default="local", help="cluster label in the records (default local)")
-    p.add_argument("--metrics", type=lambda s: _id_map(s, "--metrics"), default={},
+    p.add_argument("--cluster", type=text("--cluster"), default="local",
+                   help="cluster label in the records (default local)")
+    p.add_argument("--metrics", type=lambda s: parse_id_map(s, "--metrics", value=http_url("--metrics")), default={},
                    help="broker JMX exporter endpoints: 1=http://host:port/metrics,2=...")
-    p.add_argument("--hosts", type=lambda s: _id_map(s, "--hosts"), default={},
+    p.add_argument("--hosts", type=lambda s: parse_id_map(s, "--hosts"), default={},
                    help="physical host per broker: 1=hostA,2=hostA,3=hostB (default: advertised host)")
-    p.add_argument("--topic", nargs="?", const="__kafka_balancer_samples", default=None,
+    p.add_argument("--topic", nargs="?", type=text("--topic"), const="__kafka_balancer_samples", default=None,
                    help="also produce records to this topic (default name __kafka_balancer_samples)")
     p.add_argument("--include-internal", action="store_true", help="also sample topics starting with __")
-    p.add_argument("--timeout", type=number("--timeout"), default=15.0,
+    p.add_argument("--timeout", type=timeout(), default=15.0,
                    help="seconds to wait for the cluster (default 15)")
     p.add_argument("--prometheus", metavar="URL",
                    help="read the metrics history from this Prometheus server instead of scraping the brokers "
                    "(with --since; --interval is then the step between rounds); docs/prometheus.md")
-    p.add_argument("--since", help="with --prometheus: how much history to read, e.g. 6h, 90m")
+    p.add_argument("--since", type=duration("--since"), help="with --prometheus: how much history to read, e.g. 6h")
     p.add_argument("--prometheus-mapping", type=Path, metavar="FILE",
                    help="JSON file overriding the default metric-name mapping (docs/prometheus.md)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from kafka_balancer.collect.collector import CollectOptions, collect, parse_interval
+    from kafka_balancer.collect.collector import CollectOptions, collect
     from kafka_balancer.errors import InputError
 
     bootstrap, metrics, hosts = args.bootstrap, dict(args.metrics), dict(args.hosts)
@@ -75,8 +66,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("collect needs --bootstrap (or --local-cluster STATE_DIR)")
     if args.prometheus or args.since or args.prometheus_mapping:
         return _run_prometheus(args, bootstrap, metrics, hosts)
-    interval_s = parse_interval(args.interval)
-    duration_s = parse_interval(args.duration) if args.duration else None
+    interval_s, duration_s = args.interval, args.duration
     check_output_dir(args.out, "--out")
     if not metrics:
         print("note: no --metrics endpoints: cpu_seconds and topic byte counters will be null", file=sys.stderr)
@@ -94,8 +84,7 @@ def run(args: argparse.Namespace) -> int:
 def _run_prometheus(args: argparse.Namespace, bootstrap: str, metrics: dict[int, str], hosts: dict[int, str]) -> int:
     import time
 
-    from kafka_balancer.collect.collector import parse_interval
-    from kafka_balancer.collect.prometheus.history import HistoryOptions, collect_history, parse_span
+    from kafka_balancer.collect.prometheus.history import HistoryOptions, collect_history
     from kafka_balancer.errors import InputError
 
     if not args.prometheus:
@@ -107,11 +96,11 @@ def _run_prometheus(args: argparse.Namespace, bootstrap: str, metrics: dict[int,
         raise InputError("--rounds, --duration and --topic are for live collection, not with --prometheus",
                          hint="the span is --since; --interval is the step between rounds")
     check_output_dir(args.out, "--out")
-    step_ms = round(parse_interval(args.interval) * 1000)
+    step_ms = round(args.interval * 1000)
     end_ms = int(time.time() * 1000)
     res = collect_history(HistoryOptions(
         prometheus_url=args.prometheus, bootstrap=bootstrap, out_dir=args.out,
-        start_ms=end_ms - parse_span(args.since), end_ms=end_ms, step_ms=step_ms, cluster=args.cluster,
+        start_ms=end_ms - round(args.since * 1000), end_ms=end_ms, step_ms=step_ms, cluster=args.cluster,
         metrics_urls=metrics, hosts=hosts, mapping_path=args.prometheus_mapping,
         include_internal=args.include_internal, timeout_s=args.timeout, file_format=args.format))
     print(f"{res.rounds} rounds, {res.records} records in {len(res.files)} file(s) under {args.out} "

@@ -79,25 +79,6 @@ class HistoryResult:
     messages: list[str] = field(default_factory=list)
 
 
-def parse_span(text: str) -> int:
-    """``6h``, ``90m``, ``1d``, ``30s`` -> ms.
-
-        >>> parse_span("6h"), parse_span("1.5m")
-        (21600000, 90000)
-    """
-    t = text.strip().lower()
-    for suffix, mult in (("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)):
-        if t.endswith(suffix) and (suffix != "s" or not t.endswith("ms")):
-            try:
-                v = float(t[: -len(suffix)]) * mult
-            except ValueError:
-                break
-            if v > 0 and v == v and v < float("inf"):
-                return int(v)
-            break
-    raise InputError(f"bad --since {text!r}", hint="a duration such as 6h, 90m, 1d")
-
-
 def _instance_of(url: str) -> str:
     u = urllib.parse.urlsplit(url)
     return u.netloc
