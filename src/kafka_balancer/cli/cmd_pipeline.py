@@ -11,8 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from kafka_balancer.cli.options import check_output_dir, check_output_file
+from kafka_balancer.collect.capacity import add_to_report, describe_sources
 from kafka_balancer.errors import InputError
-from kafka_balancer.pipeline.cli_common import add_window_options, config_from_args, spark_from_args, summary_lines
+from kafka_balancer.pipeline.cli_common import (
+    add_window_options,
+    capacities_from_args,
+    config_from_args,
+    spark_from_args,
+    summary_lines,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -90,6 +97,9 @@ def run_batch_cli(args: argparse.Namespace) -> int:
     result.release()  # everything is written; the stored tables are not needed any more
     for line in summary_lines(result.report):
         print(line)
+    _, _, cap_sources = capacities_from_args(args)
+    add_to_report(report, cap_sources)
+    print(describe_sources(cap_sources))
     print(f"snapshot: {out}  window tables: {tables}  report: {report}")
     return 0
 

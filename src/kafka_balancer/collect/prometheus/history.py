@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs
+from kafka_balancer.collect.capacity import read_disk_capacity, write_capacity_file
 from kafka_balancer.collect.prometheus.api import PromClient
 from kafka_balancer.collect.prometheus.assemble import Placement, chunk_tables
 from kafka_balancer.collect.prometheus.fetch import Block, Found, fetch_block, find_metric, plan_chunks
@@ -187,6 +188,9 @@ def collect_history(opt: HistoryOptions, say: Callable[[str], None] | None = Non
     admin = connect_admin(opt.bootstrap, timeout_s=opt.timeout_s)
     try:
         pl = placement_now(admin, opt.include_internal)
+        disk, dirs = read_disk_capacity(admin, sorted(pl.brokers))
+        if disk:
+            write_capacity_file(opt.out_dir, opt.cluster, disk, dirs)
     finally:
         with quiet_kafka_logs():
             admin.close()
