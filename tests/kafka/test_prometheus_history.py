@@ -8,14 +8,17 @@ sets must agree per partition and per broker: disk within 2 %, network within 5 
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from fixtures_prometheus import prometheus_server, up_targets
+from kafka_balancer.collect.capacity import read_capacity_file
 from kafka_balancer.collect.collector import CollectOptions, collect
 from kafka_balancer.collect.prometheus.history import HistoryOptions, collect_history
 from kafka_balancer.errors import InputError
@@ -123,6 +126,16 @@ def test_history_snapshot_matches_live(kafka_cluster: Any, spark: Any, tmp_path:
     assert any("kafka_consumergroup_current_offset" in m for m in said)
     assert set(res.series) >= {"cpu_seconds", "cpu_cores", "bytes_in", "bytes_out", "log_size", "log_end_offset"}
 
+    # §5: both collectors wrote the brokers' own disk figures (DescribeLogDirs v4+), which are the volume's
+    for d in (live_dir, hist_dir):
+        doc = orjson.loads((d / "broker-capacity.json").read_bytes())
+        assert sorted(int(b) for b in doc["brokers"]) == sorted(kafka_cluster.broker_ids)
+        for entry in doc["log_dirs"]:
+            st = os.statvfs(entry["log_dir"])
+            assert entry["total_bytes"] == st.f_blocks * st.f_frsize
+            assert 0 < doc["brokers"][str(entry["broker"])]["disk"] <= entry["total_bytes"]
+    assert read_capacity_file(hist_dir).keys() == set(kafka_cluster.broker_ids)
+
     cfg = PipelineConfig(window_ms=5_000, windows=3, min_valid_ratio=0.5)
     live = run_batch(spark, live_dir, cfg)
     hist = run_batch(spark, hist_dir, cfg)
@@ -132,6 +145,8 @@ def test_history_snapshot_matches_live(kafka_cluster: Any, spark: Any, tmp_path:
     assert len(mine) == 3
     for key in mine:
         a, b = lv[key], hv[key]
+        print(key, {r: f"live {a[r]:.6g} history {b[r]:.6g} ({100 * (b[r] / a[r] - 1):+.2f} %)"
+                    for r in ("disk", "nw_in", "nw_out")})
         assert b["disk"] == pytest.approx(a["disk"], rel=0.02), (key, "disk", a, b)
         assert b["nw_in"] == pytest.approx(a["nw_in"], rel=0.05), (key, "nw_in", a, b)
         assert b["nw_out"] == pytest.approx(a["nw_out"], rel=0.05), (key, "nw_out", a, b)
