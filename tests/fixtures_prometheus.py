@@ -39,9 +39,10 @@ def free_port() -> int:
 
 
 def write_config(path: Path, targets: Sequence[str], interval: str = "1s") -> None:
-    lines = ["global:", f"  scrape_interval: {interval}", f"  scrape_timeout: {interval}", "scrape_configs:",
-             "  - job_name: kafka", "    static_configs:", "      - targets:"]
-    lines += [f"          - '{t}'" for t in targets]
+    lines = ["global:", f"  scrape_interval: {interval}", f"  scrape_timeout: {interval}"]
+    if targets:  # none: a server over backfilled blocks only (bench/prometheus_collect.py)
+        lines += ["scrape_configs:", "  - job_name: kafka", "    static_configs:", "      - targets:"]
+        lines += [f"          - '{t}'" for t in targets]
     path.write_text("\n".join(lines) + "\n")
 
 

@@ -66,6 +66,9 @@ class HistoryOptions:
     max_points: int = 1_000_000  # per query_range answer
     max_values: int = 20_000_000  # per time chunk, over all series
     admin_config: Mapping[str, Any] = field(default_factory=dict)  # extra KafkaAdminClient settings
+    # the cluster as it is now, when the caller has it (bench/prometheus_collect.py: a simulated cluster);
+    # None: read it with the Admin API from ``bootstrap``
+    placement: Placement | None = None
 
 
 @dataclass
@@ -117,6 +120,19 @@ def placement_now(admin: Any, include_internal: bool) -> Placement:
         partitions=raw.partitions, end_offsets=raw.end_offsets, start_offsets=raw.start_offsets,
         sizes={(t, p, b): (size, d) for t, p, b, size, d in raw.replica_sizes},
     )
+
+
+def _placement_and_capacity(opt: HistoryOptions) -> Placement:
+    admin = connect_admin(opt.bootstrap, timeout_s=opt.timeout_s)
+    try:
+        pl = placement_now(admin, opt.include_internal)
+        disk, dirs = read_disk_capacity(admin, sorted(pl.brokers))
+        if disk:
+            write_capacity_file(opt.out_dir, opt.cluster, disk, dirs)
+    finally:
+        with quiet_kafka_logs():
+            admin.close()
+    return pl
 
 
 def _write_parquet(out_dir: Path, tables: dict[str, pa.Table], seq: int) -> list[Path]:
@@ -185,15 +201,7 @@ def collect_history(opt: HistoryOptions, say: Callable[[str], None] | None = Non
     if essential_missing:
         raise _essential_error(mapping, found, essential_missing, client.url)
 
-    admin = connect_admin(opt.bootstrap, timeout_s=opt.timeout_s)
-    try:
-        pl = placement_now(admin, opt.include_internal)
-        disk, dirs = read_disk_capacity(admin, sorted(pl.brokers))
-        if disk:
-            write_capacity_file(opt.out_dir, opt.cluster, disk, dirs)
-    finally:
-        with quiet_kafka_logs():
-            admin.close()
+    pl = opt.placement if opt.placement is not None else _placement_and_capacity(opt)
     instances = {_instance_of(u): int(b) for b, u in opt.metrics_urls.items()}
     adv: dict[str, list[int]] = {}
     for b, info in pl.brokers.items():
