@@ -48,8 +48,9 @@ def write_config(path: Path, targets: Sequence[str], interval: str = "1s") -> No
 
 @contextlib.contextmanager
 def prometheus_server(workdir: Path, targets: Sequence[str] = (), data_dir: Path | None = None,
-                      interval: str = "1s", extra_args: Sequence[str] = ()) -> Iterator[str]:
-    """Runs Prometheus on a free loopback port; yields its base URL."""
+                      interval: str = "1s", extra_args: Sequence[str] = (),
+                      pid_out: list[int] | None = None) -> Iterator[str]:
+    """Runs Prometheus on a free loopback port; yields its base URL (its pid goes to ``pid_out``)."""
     binary = prometheus_binary()
     workdir.mkdir(parents=True, exist_ok=True)
     config = workdir / "prometheus.yml"
@@ -62,6 +63,8 @@ def prometheus_server(workdir: Path, targets: Sequence[str] = (), data_dir: Path
          "--storage.tsdb.retention.time=30d", *extra_args],
         stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
     url = f"http://127.0.0.1:{port}"
+    if pid_out is not None:
+        pid_out.append(proc.pid)
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -217,11 +217,12 @@ def collect_history(opt: HistoryOptions, say: Callable[[str], None] | None = Non
         f"{(chunks[0][1] - chunks[0][0]) // opt.step_ms + 1} rounds, {total} series in "
         f"{sum(1 for f in found.values() if f.metric)} kinds, rounds every {opt.step_ms / 1000:g} s")
     bar: Any = None
-    if progress:
+    if progress and sys.stderr.isatty():  # a bar on a terminal; one line per chunk otherwise
         from tqdm import tqdm
 
         bar = tqdm(total=len(chunks) * len(res.series), unit="query", desc="prometheus", file=sys.stderr,
-                   leave=False, disable=None)
+                   leave=False)
+    t_start = time.monotonic()
     writer = SampleFileWriter(opt.out_dir) if opt.file_format == "jsonl" else None
     for seq, chunk in enumerate(chunks):
         ts = np.arange(chunk[0], chunk[1] + 1, opt.step_ms, dtype=np.int64)
@@ -253,7 +254,8 @@ def collect_history(opt: HistoryOptions, say: Callable[[str], None] | None = Non
         res.rounds += len(ts_kept)
         res.records += sum(t.num_rows for t in tables.values())
         if bar is None:
-            say(f"prometheus: chunk {seq + 1}/{len(chunks)}: {len(ts_kept)} rounds")
+            say(f"prometheus: chunk {seq + 1}/{len(chunks)}: {len(ts_kept)} rounds, "
+                f"{sum(t.num_rows for t in tables.values())} records ({time.monotonic() - t_start:.1f} s)")
     if bar is not None:
         bar.close()
     if writer is not None:
