@@ -34,6 +34,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "(default 19092)")
     p.add_argument("--heap-mb", type=integer("--heap-mb", minimum=128, maximum=1_048_576), default=320,
                    help="JVM heap per node in MB (default 320)")
+    p.add_argument("--security", choices=("plaintext", "ssl", "sasl_ssl"), default="plaintext",
+                   help="up: plaintext (default); ssl (mutual TLS, ACLs on) or sasl_ssl (SCRAM over TLS, ACLs on): "
+                   "writes admin.properties and reader.properties for --command-config (docs/security.md)")
     p.add_argument("--fresh", action="store_true", help="up: wipe an existing cluster in --state-dir first")
     p.add_argument("--wipe", action="store_true", help="down: also delete the state dir (data and logs)")
     p.add_argument("--timeout", type=timeout(), default=180.0,
@@ -60,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "up":
         check_output_dir(args.state_dir, "--state-dir")
         spec = ClusterSpec(brokers=args.brokers, controllers=args.controllers,
-                           brokers_per_host=args.brokers_per_host, heap_mb=args.heap_mb)
+                           brokers_per_host=args.brokers_per_host, heap_mb=args.heap_mb,
+                           security=args.security)
         if args.base_port is not None:
             from kafka_balancer.localcluster.spec import ports_from_base
 
@@ -75,6 +79,9 @@ def run(args: argparse.Namespace) -> int:
         cluster = LocalCluster(args.state_dir, spec, base_port=args.base_port, log=say)
         secs = cluster.up(fresh=args.fresh, timeout_s=args.timeout)
         say(f"local cluster ready in {secs:.1f} s: {len(cluster.nodes)} brokers")
+        if cluster.secured:
+            say(f"{cluster.spec.security}: client settings in {cluster.client_properties('admin')} (admin) and "
+                f"{cluster.client_properties('reader')} (read-only); pass one with --command-config")
         print(cluster.bootstrap)
         return 0
     if args.state_dir.exists():

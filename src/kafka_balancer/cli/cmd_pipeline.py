@@ -22,6 +22,7 @@ from kafka_balancer.pipeline.cli_common import (
     spark_from_args,
     summary_lines,
 )
+from kafka_balancer.security.option import add_command_config, settings_from_args
 
 
 def register(subparsers: Any) -> None:
@@ -44,6 +45,7 @@ def register(subparsers: Any) -> None:
                    help="streaming: trigger interval (default 10s)")
     p.add_argument("--max-polls", type=integer("--max-polls", maximum=10**9), default=None,
                    help="streaming: stop after this many polls")
+    add_command_config(p)
     p.set_defaults(func=run)
 
 
@@ -121,9 +123,11 @@ def run_streaming(args: argparse.Namespace) -> int:
     from kafka_balancer.collect.admin import check_bootstrap
     from kafka_balancer.pipeline import streaming
     from kafka_balancer.pipeline.config import parse_duration_ms
+    from kafka_balancer.security.clients import spark_options
 
     check_bootstrap(args.from_kafka)
     check_output_dir(args.out_dir, "--out-dir")
+    security = settings_from_args(args)
     if args.state:
         check_output_dir(args.state, "--state")
     if args.capacities:
@@ -132,9 +136,11 @@ def run_streaming(args: argparse.Namespace) -> int:
     out = Path(args.out_dir)
     state = Path(args.state) if args.state else out / "state"
     spark = spark_from_args(args, kafka=True)
-    source = streaming.kafka_source(spark, args.from_kafka, args.topic)
+    source = streaming.kafka_source(spark, args.from_kafka, args.topic, options=spark_options(security))
     poll_s = parse_duration_ms(args.poll) / 1000.0
-    print(f"streaming {args.topic} from {args.from_kafka}: snapshots in {out}, state in {state} (Ctrl-C stops)")
+    print(f"streaming {args.topic} from {args.from_kafka}"
+          + (f" ({security.describe()})" if security is not None else "")
+          + f": snapshots in {out}, state in {state} (Ctrl-C stops)")
 
     def on_emit(windows: list[int]) -> None:
         print(f"windows {windows}: wrote {out / f'snapshot-{windows[-1]}.json'}", flush=True)

@@ -57,8 +57,10 @@ def add_window_options(p: argparse.ArgumentParser) -> None:
                         "(defaults: cpu 100, disk 1e12 B, network 1.25e8 B/s)")
     p.add_argument("--capacities", default=None,
                    help='JSON file {"default": {...}, "brokers": {"<id>": {"disk": ...}}} of capacities')
-    p.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
-    p.add_argument("--driver-memory", default="1g", help="Spark driver memory (default 1g)")
+    # checked when parsed, so a typo is refused before anything else runs (validate/spark.py; exit 1)
+    p.add_argument("--master", type=check_master, default="local[2]", help="Spark master (default local[2])")
+    p.add_argument("--driver-memory", type=check_memory, default="1g",
+                   help="Spark driver memory (default 1g)")
 
 
 def _capacity_value(path: str, where: str, key: str, value: object) -> float:

@@ -65,7 +65,7 @@ class HistoryOptions:
     file_format: str = "jsonl"
     max_points: int = 1_000_000  # per query_range answer
     max_values: int = 20_000_000  # per time chunk, over all series
-    admin_config: Mapping[str, Any] = field(default_factory=dict)  # extra KafkaAdminClient settings
+    security: Any = None  # SecuritySettings from --command-config (None: plaintext)
     # the cluster as it is now, when the caller has it (bench/prometheus_collect.py: a simulated cluster);
     # None: read it with the Admin API from ``bootstrap``
     placement: Placement | None = None
@@ -123,8 +123,12 @@ def placement_now(admin: Any, include_internal: bool) -> Placement:
 
 
 def _placement_and_capacity(opt: HistoryOptions) -> Placement:
-    admin = connect_admin(opt.bootstrap, timeout_s=opt.timeout_s)
+    admin = connect_admin(opt.bootstrap, timeout_s=opt.timeout_s, security=opt.security)
     try:
+        if opt.security is not None:  # the same ACLs as live collection, checked before anything is read
+            from kafka_balancer.security.acl import COLLECT_CLUSTER, require_cluster
+
+            require_cluster(admin, COLLECT_CLUSTER, "collect", opt.security.who)
         pl = placement_now(admin, opt.include_internal)
         disk, dirs = read_disk_capacity(admin, sorted(pl.brokers))
         if disk:
