@@ -21,7 +21,7 @@ def test_default_mapping_names_the_three_rule_sets() -> None:
                                            "kafka_server_brokertopicmetrics_bytesin_total")
     assert m.kinds["log_end_offset"].metrics[0] == "kafka_log_log_logendoffset"
     assert m.kinds["group_committed"].metrics == ("kafka_consumergroup_current_offset",)
-    assert {k for k, kind in m.kinds.items() if kind.essential} == {"bytes_in", "bytes_out", "log_end_offset"}
+    assert {k for k, kind in m.kinds.items() if kind.essential} == {"bytes_in", "log_end_offset"}
 
 
 def test_broker_id_from_instance_labels_and_hosts() -> None:

@@ -43,7 +43,8 @@ CONSEQUENCE = {
     "log_start_offset": "log start offsets are the current ones in every round (retention not seen)",
     "group_committed": "no group_offset records: consumer bytes are split over partitions by appended messages",
     "bytes_in": "no network-in history",
-    "bytes_out": "no network-out (consumer) history",
+    "bytes_out": "topic_broker.bytes_out will be 0 (Kafka creates the series at a topic's first consumer "
+                 "fetch): network out is replication only",
     "log_end_offset": "topic bytes cannot be split over partitions",
 }
 

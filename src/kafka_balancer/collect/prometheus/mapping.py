@@ -29,7 +29,7 @@ KINDS: dict[str, tuple[str, bool, str]] = {
     "cpu_seconds": ("broker CPU seconds counter (broker.cpu_seconds)", False, "broker"),
     "cpu_cores": ("broker core count (broker.cpu_cores)", False, "broker"),
     "bytes_in": ("bytes produced per topic and broker (topic_broker.bytes_in)", True, "topic"),
-    "bytes_out": ("bytes fetched by consumers per topic and broker (topic_broker.bytes_out)", True, "topic"),
+    "bytes_out": ("bytes fetched by consumers per topic and broker (topic_broker.bytes_out)", False, "topic"),
     "messages_in": ("messages produced per topic and broker (topic_broker.messages_in)", False, "topic"),
     "log_size": ("replica size history (replica.size)", False, "replica"),
     "log_end_offset": ("log end offset history (partition.log_end_offset)", True, "replica"),
