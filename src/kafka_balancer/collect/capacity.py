@@ -77,9 +77,10 @@ def write_capacity_file(out_dir: Path, cluster: str, disk: Mapping[int, float], 
     path = out_dir / FILE_NAME
     doc = {"v": 1, "cluster": cluster, "ts": int(time.time() * 1000), "source": "describe_log_dirs",
            "brokers": {str(b): {"disk": v} for b, v in sorted(disk.items())}, "log_dirs": dirs}
-    tmp = out_dir / f".{FILE_NAME}.tmp"
-    tmp.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
-    tmp.rename(path)
+    from kafka_balancer.files.outputs import replacing
+
+    with replacing(path, "--out", suffix=".tmp") as tmp:
+        tmp.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
     return path
 
 
@@ -148,6 +149,7 @@ def add_to_report(report_path: Path, sources: Mapping[str, Any]) -> None:
         return
     doc = orjson.loads(path.read_bytes())
     doc["capacity_sources"] = sources
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
-    tmp.rename(path)
+    from kafka_balancer.files.outputs import replacing
+
+    with replacing(path, "--report", suffix=".tmp") as tmp:
+        tmp.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))

@@ -33,6 +33,7 @@ from kafka_balancer.collect.prometheus.mapping import Mapping as SeriesMapping
 from kafka_balancer.collect.sampler import read_round
 from kafka_balancer.collect.writer import SampleFileWriter, _arrow_schema
 from kafka_balancer.errors import InputError
+from kafka_balancer.files.outputs import replacing
 
 # what the snapshot loses when a kind has no series (kinds not listed: nothing, or said by the caller)
 CONSEQUENCE = {
@@ -148,9 +149,8 @@ def _write_parquet(out_dir: Path, tables: dict[str, pa.Table], seq: int) -> list
         d = out_dir / "parquet" / rtype
         d.mkdir(parents=True, exist_ok=True)
         name = f"samples-{tbl.column('ts')[0].as_py()}-{seq:04d}.parquet"
-        tmp = d / f".{name}.tmp"
-        pq.write_table(tbl.cast(_arrow_schema(rtype)), tmp, compression="snappy")
-        tmp.rename(d / name)
+        with replacing(d / name, "--out", suffix=".tmp") as tmp:  # a unique dot-name, then renamed
+            pq.write_table(tbl.cast(_arrow_schema(rtype)), tmp, compression="snappy")
         files.append(d / name)
     return files
 
