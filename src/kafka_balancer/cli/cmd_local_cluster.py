@@ -30,6 +30,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="broker listeners at BASE.., metrics at BASE+100.., controllers at BASE+200.. "
                    "(default 19092)")
     p.add_argument("--heap-mb", type=int, default=320, help="JVM heap per node in MB (default 320)")
+    p.add_argument("--assignor", action="store_true",
+                   help="up: run our server-side consumer assignor: its jar on the brokers' classpath and "
+                   "group.consumer.assignors=uniform,range,<ours> (clients pick it with "
+                   "group.remote.assignor=kafka-balancer)")
     p.add_argument("--fresh", action="store_true", help="up: wipe an existing cluster in --state-dir first")
     p.add_argument("--wipe", action="store_true", help="down: also delete the state dir (data and logs)")
     p.add_argument("--timeout", type=number("--timeout"), default=180.0,
@@ -51,12 +55,22 @@ def run(args: argparse.Namespace) -> int:
         check_output_dir(args.state_dir, "--state-dir")
         spec = ClusterSpec(brokers=args.brokers, controllers=args.controllers,
                            brokers_per_host=args.brokers_per_host, heap_mb=args.heap_mb)
+        if args.assignor:
+            from kafka_balancer.localcluster.assignor import with_assignor
+
+            spec = with_assignor(spec)
         if args.base_port is not None:
             from kafka_balancer.localcluster.spec import ports_from_base
 
             ports_from_base(spec, args.base_port)  # raises on an out-of-range --base-port
         spec.validate()  # also when --state-dir holds a cluster already: bad flags are never silently ignored
         cluster = LocalCluster(args.state_dir, spec, base_port=args.base_port, log=say)
+        if args.assignor and not args.fresh and cluster.exists:
+            from kafka_balancer.localcluster.assignor import uses_plugin
+
+            if not uses_plugin(cluster.spec):
+                raise InputError(f"the cluster in {args.state_dir} was created without --assignor",
+                                 hint="add --fresh to recreate it with the assignor (its data is wiped)")
         secs = cluster.up(fresh=args.fresh, timeout_s=args.timeout)
         say(f"local cluster ready in {secs:.1f} s: {len(cluster.nodes)} brokers")
         print(cluster.bootstrap)

@@ -265,6 +265,9 @@ class LocalCluster:
     def _start_node(self, n: NodeSpec, classpath: list[Path], agent: Path) -> None:
         d = self.node_dir(n.node_id)
         (d / "logs").mkdir(parents=True, exist_ok=True)
+        from kafka_balancer.localcluster.assignor import plugin_classpath
+
+        classpath = [*classpath, *plugin_classpath(self.spec)]
         with (d / "logs" / "stdout.log").open("ab") as out:
             proc = subprocess.Popen(
                 jvm_command(self.spec, n, classpath, agent, d, self.java),
