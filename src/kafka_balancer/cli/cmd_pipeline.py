@@ -30,6 +30,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--lateness", default="1m", help="streaming: watermark delay (default 1m)")
     p.add_argument("--poll", default="10s", help="streaming: trigger interval (default 10s)")
     p.add_argument("--max-polls", type=int, default=None, help="streaming: stop after this many polls")
+    p.add_argument("--publish-loads", default=None, metavar="BOOTSTRAP",
+                   help="also publish each snapshot's per-partition loads to __kafka_balancer_partition_loads "
+                   "on this cluster (read by the broker-side assignor kafka-balancer)")
     p.set_defaults(func=run)
 
 
@@ -42,6 +45,10 @@ def add_batch_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "publish_loads", None):
+        from kafka_balancer.collect.admin import check_bootstrap
+
+        check_bootstrap(args.publish_loads)  # a bad address fails now, not after the Spark job
     if args.from_kafka:
         return run_streaming(args)
     return run_batch_cli(args)
@@ -91,7 +98,16 @@ def run_batch_cli(args: argparse.Namespace) -> int:
     for line in summary_lines(result.report):
         print(line)
     print(f"snapshot: {out}  window tables: {tables}  report: {report}")
+    _publish(args, out)
     return 0
+
+
+def _publish(args: argparse.Namespace, snapshot: Path) -> None:
+    if getattr(args, "publish_loads", None):
+        from kafka_balancer.consumer.load_topic import LOADS_TOPIC, publish_snapshot
+
+        n = publish_snapshot(args.publish_loads, snapshot)
+        print(f"published {n} partition loads to {LOADS_TOPIC} on {args.publish_loads}", flush=True)
 
 
 def run_streaming(args: argparse.Namespace) -> int:
@@ -113,6 +129,7 @@ def run_streaming(args: argparse.Namespace) -> int:
 
     def on_emit(windows: list[int]) -> None:
         print(f"windows {windows}: wrote {out / f'snapshot-{windows[-1]}.json'}", flush=True)
+        _publish(args, out / f"snapshot-{windows[-1]}.json")
 
     streaming.run_forever(spark, source, cfg, state, out, parse_duration_ms(args.lateness), poll_s, on_emit,
                           args.max_polls)

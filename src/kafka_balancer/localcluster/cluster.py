@@ -242,6 +242,9 @@ class LocalCluster:
             (d / "jmx-exporter.yaml").write_text(JMX_EXPORTER_CONFIG)
             (d / "log4j2.properties").write_text(LOG4J2_CONFIG)
         self._log(f"formatting storage of {len(nodes)} nodes (cluster id {self.cluster_id})")
+        from kafka_balancer.localcluster.assignor import plugin_classpath
+
+        classpath = [*classpath, *plugin_classpath(self.spec)]  # StorageTool loads the configured assignors
         procs = [
             subprocess.Popen(
                 storage_format_command(self.cluster_id, classpath, self.node_dir(n.node_id), self.java),

@@ -1,6 +1,7 @@
 package io.github.kafkabalancer.assignor;
 
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.common.Uuid;
@@ -11,7 +12,9 @@ final class Assigned implements MemberAssignment {
     private final Map<Uuid, Set<Integer>> partitions;
 
     Assigned(Map<Uuid, Set<Integer>> partitions) {
-        this.partitions = Collections.unmodifiableMap(partitions);
+        Map<Uuid, Set<Integer>> copy = new HashMap<>();
+        partitions.forEach((t, ps) -> copy.put(t, Collections.unmodifiableSet(ps)));
+        this.partitions = Collections.unmodifiableMap(copy);
     }
 
     @Override

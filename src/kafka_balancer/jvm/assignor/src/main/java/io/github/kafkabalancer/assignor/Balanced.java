@@ -51,12 +51,20 @@ final class Balanced {
             }
             pr = raw.withLoads(l2);
         }
+        long t0 = System.nanoTime();
         int[] owner = pr.prevOwner.clone();
         double[] cur = pr.memberLoads(owner);
         double lb = pr.lowerBound();
         fill(pr, owner, cur, lb, opt.tolerance());
+        long t1 = System.nanoTime();
         owner = improve(pr, owner, opt);
-        return safetyNet(pr, owner, lb, opt);
+        long t2 = System.nanoTime();
+        int[] out = safetyNet(pr, owner, lb, opt);
+        if (Boolean.getBoolean("kafka.balancer.timing")) {
+            System.err.printf("  fill %.1f ms, improve %.1f ms, net %.1f ms%n", (t1 - t0) / 1e6, (t2 - t1) / 1e6,
+                    (System.nanoTime() - t2) / 1e6);
+        }
+        return out;
     }
 
     // ---- step 2: heaviest first --------------------------------------------------------------

@@ -1,11 +1,11 @@
 package io.github.kafkabalancer.assignor;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -16,6 +16,7 @@ import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
 import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 
 /** Converts the coordinator's view of a group (GroupSpec + topic describer + loads) into a {@link Problem}. */
 final class GroupProblem {
@@ -44,11 +45,14 @@ final class GroupProblem {
         List<Set<Uuid>> subs = new ArrayList<>(nm);
         Set<Uuid> allTopics = new HashSet<>();
         boolean anyRack = false;
+        boolean homogeneous = spec.subscriptionType() == SubscriptionType.HOMOGENEOUS;
         for (int m = 0; m < nm; m++) {
             MemberSubscription s = spec.memberSubscription(ids.get(m));
             Set<Uuid> st = s.subscribedTopicIds();
             subs.add(st);
-            allTopics.addAll(st);
+            if (!homogeneous || m == 0) {
+                allTopics.addAll(st);
+            }
             Optional<String> rack = s.rackId();
             memberRack[m] = rack.map(r -> rackIds.computeIfAbsent(r, x -> rackIds.size())).orElse(-1);
             anyRack |= rack.isPresent();
@@ -62,27 +66,41 @@ final class GroupProblem {
         }
         topicList.sort((x, y) -> x.toString().compareTo(y.toString()));
         Map<Uuid, Integer> topicPos = new HashMap<>();
-        Map<BitSet, Integer> classKey = new LinkedHashMap<>();
+        for (int t = 0; t < topicList.size(); t++) {
+            topicPos.put(topicList.get(t), t);
+        }
+        // who subscribes to each topic: one pass over the subscriptions (or none when homogeneous)
+        BitSet[] who = new BitSet[topicList.size()];
+        if (homogeneous) {
+            BitSet everyone = new BitSet(nm);
+            everyone.set(0, nm);
+            Arrays.fill(who, everyone);
+        } else {
+            for (int t = 0; t < who.length; t++) {
+                who[t] = new BitSet(nm);
+            }
+            for (int m = 0; m < nm; m++) {
+                for (Uuid id : subs.get(m)) {
+                    Integer t = topicPos.get(id);
+                    if (t != null) {
+                        who[t].set(m);
+                    }
+                }
+            }
+        }
+        Map<BitSet, Integer> classKey = new HashMap<>();
         List<int[]> classMembers = new ArrayList<>();
         int[] classOfTopic = new int[topicList.size()];
         int[] firstPartition = new int[topicList.size() + 1];
         for (int t = 0; t < topicList.size(); t++) {
-            Uuid id = topicList.get(t);
-            topicPos.put(id, t);
-            BitSet who = new BitSet(nm);
-            for (int m = 0; m < nm; m++) {
-                if (subs.get(m).contains(id)) {
-                    who.set(m);
-                }
-            }
-            Integer k = classKey.get(who);
+            Integer k = classKey.get(who[t]);
             if (k == null) {
                 k = classMembers.size();
-                classKey.put(who, k);
-                classMembers.add(who.stream().toArray());
+                classKey.put(who[t], k);
+                classMembers.add(who[t].stream().toArray());
             }
             classOfTopic[t] = k;
-            firstPartition[t + 1] = firstPartition[t] + topics.numPartitions(id);
+            firstPartition[t + 1] = firstPartition[t] + topics.numPartitions(topicList.get(t));
         }
         int np = firstPartition[topicList.size()];
         int[] topicOf = new int[np];
@@ -117,7 +135,7 @@ final class GroupProblem {
                         Integer rid = rackIds.get(r);
                         rs[i++] = rid == null ? -1 : rid;
                     }
-                    partRacks[p] = java.util.Arrays.stream(rs).filter(x -> x >= 0).toArray();
+                    partRacks[p] = Arrays.stream(rs).filter(x -> x >= 0).toArray();
                 } else {
                     partRacks[p] = new int[0];
                 }
@@ -126,7 +144,7 @@ final class GroupProblem {
         String mode;
         if (known == 0) {
             mode = "counts";
-            java.util.Arrays.fill(load, 1.0);
+            Arrays.fill(load, 1.0);
         } else {
             mode = known == np ? "loads" : "partial-loads";
             double mean = knownSum / known;
@@ -143,7 +161,7 @@ final class GroupProblem {
             }
             for (Map.Entry<Uuid, Set<Integer>> e : a.partitions().entrySet()) {
                 Integer t = topicPos.get(e.getKey());
-                if (t == null || !subs.get(m).contains(e.getKey())) {
+                if (t == null || !(homogeneous || subs.get(m).contains(e.getKey()))) {
                     continue;
                 }
                 for (int n : e.getValue()) {

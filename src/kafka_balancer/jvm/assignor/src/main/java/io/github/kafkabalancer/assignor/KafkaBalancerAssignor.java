@@ -38,6 +38,7 @@ import org.slf4j.LoggerFactory;
 public final class KafkaBalancerAssignor implements ConsumerGroupPartitionAssignor, Configurable, AutoCloseable {
     public static final String NAME = "kafka-balancer";
     static final String PREFIX = "kafka.balancer.";
+    private static final boolean TIMING = Boolean.getBoolean("kafka.balancer.timing");
     private static final Logger LOG = LoggerFactory.getLogger(KafkaBalancerAssignor.class);
 
     private volatile Balanced.Options options = Balanced.Options.defaults();
@@ -91,8 +92,14 @@ public final class KafkaBalancerAssignor implements ConsumerGroupPartitionAssign
     GroupAssignment assignWith(GroupSpec spec, SubscribedTopicDescriber topics, LoadView view,
                                ToDoubleFunction<String> capacity, Balanced.Options opt) {
         try {
+            long t0 = System.nanoTime();
             GroupProblem gp = GroupProblem.build(spec, topics, view, capacity, System.currentTimeMillis());
+            long t1 = System.nanoTime();
             int[] owner = Balanced.assign(gp.problem, opt);
+            long t2 = System.nanoTime();
+            if (TIMING) {
+                System.err.printf("build %.1f ms, balance %.1f ms%n", (t1 - t0) / 1e6, (t2 - t1) / 1e6);
+            }
             if (!gp.mode.equals(lastMode)) {
                 LOG.info("kafka-balancer: assigning by {} ({} of {} partitions have a fresh load)", gp.mode,
                         gp.loadsKnown, gp.problem.partitions);
@@ -115,21 +122,21 @@ public final class KafkaBalancerAssignor implements ConsumerGroupPartitionAssign
 
     static GroupAssignment toAssignment(GroupProblem gp, int[] owner) {
         Problem pr = gp.problem;
-        Map<String, Map<Uuid, Set<Integer>>> per = new HashMap<>();
-        for (String id : gp.memberIds) {
-            per.put(id, new HashMap<>());
+        @SuppressWarnings("unchecked")
+        Map<Uuid, Set<Integer>>[] per = new Map[pr.members];
+        for (int m = 0; m < pr.members; m++) {
+            per[m] = new HashMap<>();
         }
         for (int p = 0; p < pr.partitions; p++) {
             int m = owner[p];
             if (m < 0 || m >= pr.members || !pr.classHas[pr.classOf[p]].get(m)) {
                 throw new IllegalStateException("partition position " + p + " has invalid owner " + m);
             }
-            per.get(gp.memberIds.get(m)).computeIfAbsent(gp.topicIds.get(pr.topicOf[p]), x -> new HashSet<>())
-                    .add(pr.partitionNumber[p]);
+            per[m].computeIfAbsent(gp.topicIds.get(pr.topicOf[p]), x -> new HashSet<>()).add(pr.partitionNumber[p]);
         }
-        Map<String, MemberAssignment> members = new HashMap<>();
-        for (Map.Entry<String, Map<Uuid, Set<Integer>>> e : per.entrySet()) {
-            members.put(e.getKey(), new Assigned(e.getValue()));
+        Map<String, MemberAssignment> members = new HashMap<>(2 * pr.members);
+        for (int m = 0; m < pr.members; m++) {
+            members.put(gp.memberIds.get(m), new Assigned(per[m]));
         }
         return new GroupAssignment(members);
     }

@@ -33,7 +33,9 @@ final class StaticGroup implements GroupSpec, SubscribedTopicDescriber {
     StaticGroup(Map<String, Sub> subs, Map<String, MemberAssignment> owned, Map<Uuid, Integer> partitionCounts,
                 Map<Uuid, Map<Integer, Set<String>>> racks) {
         this.subs = subs;
-        this.owned = owned;
+        Map<String, MemberAssignment> frozen = new HashMap<>();
+        owned.forEach((m, a) -> frozen.put(m, new Assigned(a.partitions()))); // immutable, as the coordinator's
+        this.owned = frozen;
         this.partitionCounts = partitionCounts;
         this.racks = racks;
         Set<Uuid> first = null;
