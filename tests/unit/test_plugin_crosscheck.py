@@ -70,3 +70,14 @@ def test_plugin_matches_reference_on_seeded_groups() -> None:
             apart.append(row)
     assert not worse, f"the plugin is > 1 % worse than the reference in {len(worse)} groups: {worse[:10]}"
     assert len(apart) <= 0.02 * len(cases), f"{len(apart)} of {len(cases)} groups differ by > 1 %: {apart[:10]}"
+
+
+def test_plugin_falls_back_to_counts_when_anything_fails() -> None:
+    """A load source that throws: the plugin still answers, with a valid count-balanced assignment."""
+    _plugin_or_skip()
+    problems = [random_problem(seed, mixed=False, capacities=False) for seed in range(10)]
+    docs = [{**problem_doc(p, doc_id=i), "fail_loads": True} for i, p in enumerate(problems)]
+    for problem, ans in zip(problems, run_batch(docs), strict=True):
+        owner = owner_from_lists(problem, ans["assignment"])
+        assert violations(problem, owner) == []
+        assert stats(problem, owner).count_spread <= 1

@@ -15,6 +15,7 @@ The client settings a user needs are in :func:`consumer_config`:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import time
 from typing import Any, TextIO
@@ -73,10 +74,9 @@ def run(bootstrap: str, group: str, topic: str, out_path: str, assignor: str, pe
                     got = True
                 if got:
                     out.flush()
-                    try:
+                    # a failed commit means the partitions moved away: their new owner consumes them again
+                    with contextlib.suppress(KafkaException):
                         consumer.commit(asynchronous=False)
-                    except KafkaException:
-                        pass  # partitions moved away: they are consumed again by their new owner
         finally:
             out.flush()
             consumer.close()

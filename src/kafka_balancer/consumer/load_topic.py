@@ -70,7 +70,8 @@ def decode_record(key: bytes, value: bytes | None) -> LoadRecord | None:
     except ValueError as exc:
         raise InputError(f"loads-topic value for {k} is not JSON: {exc}") from None
     if not isinstance(doc, dict) or doc.get("v") != FORMAT_VERSION:
-        raise InputError(f"loads-topic value for {k} has format version {doc.get('v') if isinstance(doc, dict) else '?'}",
+        version = doc.get("v") if isinstance(doc, dict) else "?"
+        raise InputError(f"loads-topic value for {k} has format version {version}",
                          hint=f"this version reads format {FORMAT_VERSION}")
     load, ts = doc.get("load"), doc.get("ts_ms")
     if isinstance(load, bool) or not isinstance(load, int | float) or not isinstance(ts, int):
@@ -100,9 +101,9 @@ def publish_loads(bootstrap: str, loads: Mapping[TP, float], *, generation: int 
                   ts_ms: int | None = None, unit: str = "bytes/s", source: str = "pipeline",
                   timeout_s: float = 30.0) -> int:
     """Write every partition's load (one record each, acks=all) and wait; returns the number written."""
-    from kafka import KafkaProducer
     from kafka.errors import KafkaError
 
+    from kafka import KafkaProducer
     from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs
 
     now = int(time.time() * 1000)
@@ -135,9 +136,9 @@ def publish_loads(bootstrap: str, loads: Mapping[TP, float], *, generation: int 
 
 def read_loads(bootstrap: str, *, timeout_s: float = 20.0) -> dict[TP, LoadRecord]:
     """The latest load per partition on the topic (malformed records skipped), read to its end."""
-    from kafka import KafkaConsumer
     from kafka.structs import TopicPartition
 
+    from kafka import KafkaConsumer
     from kafka_balancer.collect.admin import quiet_kafka_logs
 
     out: dict[TP, LoadRecord] = {}

@@ -166,7 +166,8 @@ def fetch_set(
         shutil.rmtree(scratch, ignore_errors=True)
         errors = [ln for ln in tail if "[ERROR]" in ln][:3] or tail[-3:]
         raise SetupError(
-            f"mvn failed (exit {rc}) {'building' if built else 'fetching'} the {aset.name!r} artifact set ({aset.pom}): "
+            f"mvn failed (exit {rc}) {'building' if built else 'fetching'} the {aset.name!r} artifact set "
+            f"({aset.pom}): "
             + " | ".join(e.strip() for e in errors),
             hint="check network access to Maven Central, or the versions pinned in that pom.xml",
         )

@@ -26,7 +26,7 @@ import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
  *
  * <p>A problem is the {@code kafka-balancer assign --input} document (members with id, topics,
  * capacity, owned; partitions with topic, partition, load), plus optional {@code id},
- * {@code max_moves}, {@code tolerance}, member {@code rack} and partition {@code racks}. The group goes
+ * {@code max_moves}, {@code tolerance}, {@code max_steps}, {@code fail_loads} (the load source throws), member {@code rack} and partition {@code racks}. The group goes
  * through the same entry point the broker calls (GroupSpec / SubscribedTopicDescriber), with the
  * loads given here. One JVM serves a whole batch.
  *
@@ -37,9 +37,10 @@ public final class JsonHarness {
     }
 
     public static void main(String[] args) throws Exception {
+        PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
+        System.setOut(System.err); // log lines (log4j's default console is stdout) must not mix with results
         ObjectMapper json = new ObjectMapper();
         KafkaBalancerAssignor assignor = new KafkaBalancerAssignor();
-        PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         while ((line = in.readLine()) != null) {
@@ -86,7 +87,11 @@ public final class JsonHarness {
             }
         }
         StaticGroup group = new StaticGroup(subs, owned, counts, racks);
+        boolean failLoads = doc.path("fail_loads").asBoolean(false); // tests: a load source that throws
         LoadView view = (t, n, now) -> {
+            if (failLoads) {
+                throw new IllegalStateException("load source failure (test)");
+            }
             Map<Integer, Double> l = loads.get(t);
             Double v = l == null ? null : l.get(n);
             return v == null ? Double.NaN : v;
