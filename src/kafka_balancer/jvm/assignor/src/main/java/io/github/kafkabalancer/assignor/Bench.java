@@ -19,10 +19,10 @@ import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
  * Plain timed harness: our assignor next to Kafka's {@code uniform} (UniformAssignor, from the broker's
  * group-coordinator jar) on the same group, fresh and after 1 % of the members left (sticky round).
  *
- * <pre>java -cp ... io.github.kafkabalancer.assignor.Bench MEMBERS PARTITIONS TOPICS ZIPF_S REPS SEED</pre>
+ * <pre>java -cp ... io.github.kafkabalancer.assignor.Bench MEMBERS PARTITIONS TOPICS ZIPF_S REPS SEEDS</pre>
  *
- * Prints one JSON line per (assignor, round) with min / median milliseconds over REPS runs (after 2
- * warm-up runs) and the max member load / lower bound of the result under the Zipf loads.
+ * For seeds 1..SEEDS, prints one JSON line per (seed, assignor, round) with min / median milliseconds
+ * over REPS runs (after 2 warm-up runs) and the max member load / lower bound under the Zipf loads.
  */
 public final class Bench {
     private Bench() {
@@ -34,7 +34,13 @@ public final class Bench {
         int topics = Integer.parseInt(args[2]);
         double s = Double.parseDouble(args[3]);
         int reps = Integer.parseInt(args[4]);
-        long seed = Long.parseLong(args[5]);
+        int seeds = Integer.parseInt(args[5]);
+        for (long seed = 1; seed <= seeds; seed++) {
+            one(members, partitions, topics, s, reps, seed);
+        }
+    }
+
+    private static void one(int members, int partitions, int topics, double s, int reps, long seed) throws Exception {
         Random rnd = new Random(seed);
         Uuid[] ids = new Uuid[topics];
         int[] counts = new int[topics];
@@ -78,7 +84,7 @@ public final class Bench {
                     ? ours.assignWith(fresh, fresh, view, x -> 1.0, Balanced.Options.defaults())
                     : a.assign(fresh, fresh), reps);
             first.put(name, r.result);
-            print(name, "fresh", members, partitions, topics, s, r, quality(r.result, loads, members));
+            print(seed, name, "fresh", members, partitions, topics, s, r, quality(r.result, loads, members));
         }
         // sticky round: 1 % of the members leave, each assignor starts from its own previous result
         for (String name : List.of("kafka-balancer", "uniform")) {
@@ -96,7 +102,7 @@ public final class Bench {
             Run r = time(() -> a == null
                     ? ours.assignWith(g, g, view, x -> 1.0, Balanced.Options.defaults())
                     : a.assign(g, g), reps);
-            print(name, "1%-left", left.size(), partitions, topics, s, r, quality(r.result, loads, left.size()));
+            print(seed, name, "1%-left", left.size(), partitions, topics, s, r, quality(r.result, loads, left.size()));
         }
     }
 
@@ -154,11 +160,11 @@ public final class Bench {
         return new double[] {max / lb, assigned, maxCount - minCount};
     }
 
-    private static void print(String name, String round, int members, int partitions, int topics, double s, Run r,
+    private static void print(long seed, String name, String round, int members, int partitions, int topics, double s, Run r,
                               double[] q) {
         System.out.printf(java.util.Locale.ROOT,
-                "{\"assignor\":\"%s\",\"round\":\"%s\",\"members\":%d,\"partitions\":%d,\"topics\":%d,\"zipf_s\":%.2f,"
+                "{\"seed\":%d,\"assignor\":\"%s\",\"round\":\"%s\",\"members\":%d,\"partitions\":%d,\"topics\":%d,\"zipf_s\":%.2f,"
                         + "\"min_ms\":%.2f,\"median_ms\":%.2f,\"max_over_lb\":%.4f,\"assigned\":%d,\"count_spread\":%d}%n",
-                name, round, members, partitions, topics, s, r.minMs, r.medianMs, q[0], (int) q[1], (int) q[2]);
+                seed, name, round, members, partitions, topics, s, r.minMs, r.medianMs, q[0], (int) q[1], (int) q[2]);
     }
 }

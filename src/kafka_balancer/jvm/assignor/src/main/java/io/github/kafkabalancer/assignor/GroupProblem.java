@@ -20,6 +20,7 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 
 /** Converts the coordinator's view of a group (GroupSpec + topic describer + loads) into a {@link Problem}. */
 final class GroupProblem {
+    private static final int[] NO_RACKS = new int[0];
     final List<String> memberIds;
     final List<Uuid> topicIds;
     final Problem problem;
@@ -137,7 +138,7 @@ final class GroupProblem {
                     }
                     partRacks[p] = Arrays.stream(rs).filter(x -> x >= 0).toArray();
                 } else {
-                    partRacks[p] = new int[0];
+                    partRacks[p] = NO_RACKS;
                 }
             }
         }
