@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from kafka_balancer.cli.options import bootstrap, check_output_dir, duration, integer, text, timeout
+from kafka_balancer.security.option import add_command_config, settings_from_args
 from kafka_balancer.validate.values import http_url, parse_id_map
 
 
@@ -41,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--include-internal", action="store_true", help="also sample topics starting with __")
     p.add_argument("--timeout", type=timeout(), default=15.0,
                    help="seconds to wait for the cluster (default 15)")
+    add_command_config(p)
     p.set_defaults(func=run)
 
 
@@ -49,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from kafka_balancer.errors import InputError
 
     bootstrap, metrics, hosts = args.bootstrap, dict(args.metrics), dict(args.hosts)
+    lc = None
     if args.local_cluster is not None:
         from kafka_balancer.localcluster.cluster import open_cluster
 
@@ -58,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
         hosts = hosts or lc.hosts()
     if not bootstrap:
         raise InputError("collect needs --bootstrap (or --local-cluster STATE_DIR)")
+    security = settings_from_args(args, lc)
     interval_s, duration_s = args.interval, args.duration
     check_output_dir(args.out, "--out")
     if not metrics:
@@ -66,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         bootstrap=bootstrap, out_dir=args.out, interval_s=interval_s, rounds=args.rounds,
         duration_s=duration_s, cluster=args.cluster,
         metrics_urls=metrics, hosts=hosts, topic=args.topic, include_internal=args.include_internal,
-        timeout_s=args.timeout, file_format=args.format,
+        timeout_s=args.timeout, file_format=args.format, security=security,
     )
     res = collect(opt)
     print(f"{res.rounds} rounds, {res.records} records in {len(res.files)} file(s) under {args.out}")

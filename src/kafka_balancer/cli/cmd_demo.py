@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kafka_balancer.cli.options import check_output_dir, integer, number
+from kafka_balancer.cli.options import check_output_dir, duration, number, seed
 from kafka_balancer.model.plan_io import write_plan
 from kafka_balancer.model.snapshot import RESOURCES
 from kafka_balancer.model.snapshot_io import write_snapshot
@@ -34,12 +34,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "cluster. --offline: only the planner on a simulated seed-001 testbed.",
     )
     p.add_argument("--offline", action="store_true", help="no cluster: planner on the simulated paper testbed")
-    p.add_argument("--seed", type=integer("--seed", minimum=0), default=None,
+    p.add_argument("--seed", type=seed(), default=None,
                    help="random seed (default 0 offline, 1 live)")
     p.add_argument("--out", default=None, help="output folder (default out/ offline, out/demo live)")
-    p.add_argument("--collect", type=number("--collect"), default=60.0,
+    p.add_argument("--collect", type=duration("--collect", maximum=86_400), default=60.0,
                    help=f"live: seconds of sampling per phase (default 60, at least {MIN_COLLECT_S:g})")
-    p.add_argument("--scale", type=number("--scale"), default=1.0, help="live: workload rate multiplier (default 1)")
+    p.add_argument("--scale", type=number("--scale", maximum=1000.0), default=1.0,
+                   help="live: workload rate multiplier (default 1)")
     p.set_defaults(func=run)
 
 

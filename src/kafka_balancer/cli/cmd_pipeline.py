@@ -10,9 +10,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from kafka_balancer.cli.options import check_output_dir, check_output_file
+from kafka_balancer.cli.options import bootstrap, check_output_dir, check_output_file, duration_text, integer, text
 from kafka_balancer.errors import InputError
+from kafka_balancer.files.inputs import check_input_dir, check_input_file
+from kafka_balancer.files.outputs import distinct_outputs, refuse_overlap
 from kafka_balancer.pipeline.cli_common import add_window_options, config_from_args, spark_from_args, summary_lines
+from kafka_balancer.security.option import add_command_config, settings_from_args
 
 
 def register(subparsers: Any) -> None:
@@ -23,14 +26,20 @@ def register(subparsers: Any) -> None:
                     "(a fresh snapshot per window; restartable from --state).",
     )
     add_batch_arguments(p)
-    p.add_argument("--from-kafka", default=None, metavar="BOOTSTRAP", help="stream samples from this cluster")
-    p.add_argument("--topic", default="__kafka_balancer_samples", help="samples topic (streaming)")
+    p.add_argument("--from-kafka", type=bootstrap("--from-kafka"), default=None, metavar="BOOTSTRAP",
+                   help="stream samples from this cluster")
+    p.add_argument("--topic", type=text("--topic"), default="__kafka_balancer_samples",
+                   help="samples topic (streaming)")
     p.add_argument("--out-dir", default="out/pipeline", help="streaming: snapshots and window tables go here")
     p.add_argument("--state", default=None, help="streaming: checkpoints and aggregates (default OUT_DIR/state)")
-    p.add_argument("--lateness", default="1m", help="streaming: watermark delay (default 1m)")
-    p.add_argument("--poll", default="10s", help="streaming: trigger interval (default 10s)")
-    p.add_argument("--max-polls", type=int, default=None, help="streaming: stop after this many polls")
-    p.add_argument("--publish-loads", default=None, metavar="BOOTSTRAP",
+    p.add_argument("--lateness", type=duration_text("--lateness", maximum=7 * 86_400), default="1m",
+                   help="streaming: watermark delay (default 1m)")
+    p.add_argument("--poll", type=duration_text("--poll", maximum=86_400), default="10s",
+                   help="streaming: trigger interval (default 10s)")
+    p.add_argument("--max-polls", type=integer("--max-polls", maximum=10**9), default=None,
+                   help="streaming: stop after this many polls")
+    add_command_config(p)
+    p.add_argument("--publish-loads", type=bootstrap("--publish-loads"), default=None, metavar="BOOTSTRAP",
                    help="also publish each snapshot's per-partition loads to __kafka_balancer_partition_loads "
                    "on this cluster (read by the broker-side assignor kafka-balancer)")
     p.set_defaults(func=run)
@@ -79,17 +88,23 @@ def run_batch_cli(args: argparse.Namespace) -> int:
     if not args.samples or not args.out:
         raise InputError("give --samples DIR and --out snap.json (or --from-kafka BOOTSTRAP to stream)",
                          hint="e.g. kafka-balancer pipeline --samples out/samples --out out/snap.json")
-    samples = Path(args.samples)
-    if not samples.is_dir():
-        what = "is not a folder" if samples.exists() else "does not exist"
-        raise InputError(f"--samples {samples} {what}",
-                         hint="give the folder `kafka-balancer collect --out` wrote")
-    check_output_file(args.out, "--out")
-    cfg = config_from_args(args)
+    check_input_dir(args.samples, "--samples", "the folder `kafka-balancer collect --out` wrote")
     out = Path(args.out)
     stem = out.with_suffix("") if out.suffix == ".json" else out
     tables = Path(args.tables) if args.tables else stem.with_name(stem.name + ".windows")
     report = Path(args.report) if args.report else stem.with_name(stem.name + ".report.json")
+    # Every path before Spark starts: an output that is an input (a sample, the capacities file), two
+    # outputs at one path, a folder that cannot be written.
+    if args.capacities:
+        check_input_file(args.capacities, "--capacities", "a JSON file of capacities")
+    inputs = [("--samples", args.samples), ("--capacities", args.capacities)]
+    distinct_outputs([("--out", out), ("--tables", tables), ("--report", report)])
+    check_output_file(args.out, "--out", inputs=inputs)
+    check_output_file(report, "--report", inputs=inputs)
+    check_output_dir(tables, "--tables", inputs=inputs)
+    refuse_overlap("--out", out, [("--tables", tables)])
+    refuse_overlap("--report", report, [("--tables", tables)])
+    cfg = config_from_args(args)
     with progress_lines() as log:
         log.info("starting Spark (%s)", args.master)
         spark = spark_from_args(args)
@@ -106,7 +121,7 @@ def _publish(args: argparse.Namespace, snapshot: Path) -> None:
     if getattr(args, "publish_loads", None):
         from kafka_balancer.consumer.load_topic import LOADS_TOPIC, publish_snapshot
 
-        n = publish_snapshot(args.publish_loads, snapshot)
+        n = publish_snapshot(args.publish_loads, snapshot, settings_from_args(args))
         print(f"published {n} partition loads to {LOADS_TOPIC} on {args.publish_loads}", flush=True)
 
 
@@ -114,18 +129,24 @@ def run_streaming(args: argparse.Namespace) -> int:
     from kafka_balancer.collect.admin import check_bootstrap
     from kafka_balancer.pipeline import streaming
     from kafka_balancer.pipeline.config import parse_duration_ms
+    from kafka_balancer.security.clients import spark_options
 
     check_bootstrap(args.from_kafka)
     check_output_dir(args.out_dir, "--out-dir")
-    if args.max_polls is not None and args.max_polls < 1:
-        raise InputError(f"--max-polls must be at least 1, got {args.max_polls}")
+    security = settings_from_args(args)
+    if args.state:
+        check_output_dir(args.state, "--state")
+    if args.capacities:
+        check_input_file(args.capacities, "--capacities", "a JSON file of capacities")
     cfg = config_from_args(args)
     out = Path(args.out_dir)
     state = Path(args.state) if args.state else out / "state"
     spark = spark_from_args(args, kafka=True)
-    source = streaming.kafka_source(spark, args.from_kafka, args.topic)
+    source = streaming.kafka_source(spark, args.from_kafka, args.topic, options=spark_options(security))
     poll_s = parse_duration_ms(args.poll) / 1000.0
-    print(f"streaming {args.topic} from {args.from_kafka}: snapshots in {out}, state in {state} (Ctrl-C stops)")
+    print(f"streaming {args.topic} from {args.from_kafka}"
+          + (f" ({security.describe()})" if security is not None else "")
+          + f": snapshots in {out}, state in {state} (Ctrl-C stops)")
 
     def on_emit(windows: list[int]) -> None:
         print(f"windows {windows}: wrote {out / f'snapshot-{windows[-1]}.json'}", flush=True)

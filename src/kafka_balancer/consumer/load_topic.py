@@ -99,19 +99,21 @@ def ensure_topic(admin: Any, *, replication: int | None = None) -> bool:
 
 def publish_loads(bootstrap: str, loads: Mapping[TP, float], *, generation: int | None = None,
                   ts_ms: int | None = None, unit: str = "bytes/s", source: str = "pipeline",
-                  timeout_s: float = 30.0) -> int:
-    """Write every partition's load (one record each, acks=all) and wait; returns the number written."""
+                  timeout_s: float = 30.0, security: Any = None) -> int:
+    """Write every partition's load (one record each, acks=all) and wait; returns the number written.
+    ``security``: the ``--command-config`` settings (kafka_balancer.security), None for plaintext."""
     from kafka.errors import KafkaError
 
     from kafka import KafkaProducer
     from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs
+    from kafka_balancer.security.clients import kafka_kwargs
 
     now = int(time.time() * 1000)
     ts = now if ts_ms is None else ts_ms
     gen = now if generation is None else generation
     records = [encode_record(t, p, v, generation=gen, ts_ms=ts, unit=unit, source=source)
                for (t, p), v in sorted(loads.items())]
-    admin = connect_admin(bootstrap, timeout_s=timeout_s)
+    admin = connect_admin(bootstrap, timeout_s=timeout_s, security=security)
     try:
         ensure_topic(admin)
     finally:
@@ -120,7 +122,7 @@ def publish_loads(bootstrap: str, loads: Mapping[TP, float], *, generation: int 
     try:
         with quiet_kafka_logs():
             producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=20,
-                                     client_id="kafka-balancer-loads")
+                                     client_id="kafka-balancer-loads", **kafka_kwargs(security))
             try:
                 futures = [producer.send(LOADS_TOPIC, key=k, value=v) for k, v in records]
                 producer.flush(timeout=timeout_s)
@@ -180,7 +182,7 @@ def loads_from_snapshot(path: str | Path) -> dict[TP, float]:
     return dict(SnapshotLoads(path).loads)
 
 
-def publish_snapshot(bootstrap: str, snapshot: str | Path) -> int:
+def publish_snapshot(bootstrap: str, snapshot: str | Path, security: Any = None) -> int:
     """Publish a snapshot's per-partition loads (the pipeline's ``--publish-loads``)."""
     loads = loads_from_snapshot(snapshot)
-    return publish_loads(bootstrap, loads, source="pipeline")
+    return publish_loads(bootstrap, loads, source="pipeline", security=security)

@@ -22,6 +22,7 @@ import numpy as np
 import orjson
 
 from kafka_balancer.errors import ClusterError
+from kafka_balancer.files.outputs import write_bytes, write_text
 
 PAPER_SIGMA = {"cpu": (0.043, 0.012), "disk": (0.079, 0.011), "nw_in": (0.048, 0.010), "nw_out": (0.036, 0.013)}
 RES = ("cpu", "disk", "nw_in", "nw_out")
@@ -143,7 +144,7 @@ def run_demo(opt: DemoOptions, say: Callable[[str], None] | None = None) -> Demo
 
         t0 = time.monotonic()
         cap_file = out / "capacity.json"
-        cap_file.write_bytes(orjson.dumps({"default": DEMO_CAPACITY}))
+        write_bytes(cap_file, orjson.dumps({"default": DEMO_CAPACITY}), "--out")
         say("[4/9] snapshot from the samples with the Spark pipeline")
         windows = max(2, int(opt.collect_s // 20))
         cmd = [sys.executable, "-m", "kafka_balancer.cli.main", "snapshot", "--samples", str(out / "samples-before"),
@@ -203,8 +204,8 @@ def run_demo(opt: DemoOptions, say: Callable[[str], None] | None = None) -> Demo
         cluster.down()
         lap("cluster_down_s", t0)
         res.timings["total_s"] = round(time.monotonic() - t_all, 1)
-        (out / "demo-result.json").write_bytes(orjson.dumps(res.__dict__, option=orjson.OPT_INDENT_2
-                                                            | orjson.OPT_SERIALIZE_NUMPY))
+        write_bytes(out / "demo-result.json",
+                    orjson.dumps(res.__dict__, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY), "--out")
     return res
 
 
@@ -245,7 +246,9 @@ def _write_report(opt: DemoOptions, res: DemoResult, ids: list[int], ub: dict[st
     axes.flat[0].legend(fontsize=8)
     fig.suptitle("live cluster: per-broker utilisation measured before and after execution")
     fig.tight_layout()
-    fig.savefig(opt.out / "measured.png", dpi=110)
+    from kafka_balancer.report.plots import save_figure
+
+    save_figure(fig, opt.out / "measured.png", "--out")
     plt.close(fig)
     snap_ids = result.before.resources["cpu"].util
     utilisation_before_after(result.before, result.after, list(range(1, len(snap_ids) + 1)),
@@ -273,4 +276,4 @@ def _write_report(opt: DemoOptions, res: DemoResult, ids: list[int], ub: dict[st
         "<h2>Measured</h2><img src=measured.png width=900><h2>Model</h2><img src=model.png width=900>"
         "<h2>Facts</h2><ul>" + "".join(f"<li>{html.escape(f)}</li>" for f in facts) + "</ul>"
     )
-    (opt.out / "report.html").write_text(doc)
+    write_text(opt.out / "report.html", doc, "--out")
