@@ -119,11 +119,13 @@ def cell(cluster: LocalCluster, assignor: str, k: int, a: argparse.Namespace, ou
             return before == [(read_worker(o).assignments, frozenset(read_worker(o).assigned)) for o in outs]
 
         wait_until(stable, 120, "all six members in the group")
+        t_settled_ms = time.time() * 1000
         row["ratio_before"] = round(max_over_bound([read_worker(o).assigned for o in outs], rates), 4)
         time.sleep(a.kill_at)
         victims = sorted(random.Random(1000 + k).sample(range(MEMBERS), k))
         alive = [i for i in range(MEMBERS) if i not in victims]
         t_kill = time.monotonic()
+        t_kill_ms = time.time() * 1000
         for v in victims:
             kill_member(procs[v])
         row["victims"] = [kinds[v] for v in victims]
@@ -140,10 +142,20 @@ def cell(cluster: LocalCluster, assignor: str, k: int, a: argparse.Namespace, ou
             with contextlib.suppress(AssertionError):  # what is left is reported as lost
                 wait_until(lambda: prod.acked <= consumed(), a.drain, "the survivors draining")
         got = consumed()
-        lat = np.array([x for o in outs for x in read_worker(o).latencies_ms], dtype=float) / 1000.0
+        views = [read_worker(o) for o in outs]
+        lat = np.array([x for v in views for x in v.latencies_ms], dtype=float) / 1000.0
+        ts = np.array([x for v in views for x in v.record_ts_ms], dtype=float)
+
+        def pct(q: float, since_ms: float) -> float | None:
+            sel = lat[ts >= since_ms]
+            return round(float(np.percentile(sel, q)), 2) if sel.size else None
+
+        # p99 over everything includes the start-up backlog (producer running while members join);
+        # "settled" counts records produced after the group settled, "after_kill" after the kill
         row.update(produced=len(prod.acked), produce_errors=prod.failed, consumed=len(got & prod.acked),
-                   lost=len(prod.acked - got), p50_s=round(float(np.percentile(lat, 50)), 2) if lat.size else None,
-                   p99_s=round(float(np.percentile(lat, 99)), 2) if lat.size else None)
+                   lost=len(prod.acked - got), p50_s=pct(50, 0), p99_s=pct(99, 0),
+                   p50_settled_s=pct(50, t_settled_ms), p99_settled_s=pct(99, t_settled_ms),
+                   p99_after_kill_s=pct(99, t_kill_ms))
     finally:
         stop_members(procs)
         if not prod.stop.is_set():

@@ -32,6 +32,7 @@ class WorkerView:
     assigned: set[int] = field(default_factory=set)  # the last assignment it reported
     records: set[tuple[int, int]] = field(default_factory=set)
     latencies_ms: list[int] = field(default_factory=list)
+    record_ts_ms: list[int] = field(default_factory=list)  # produce time of each record, as latencies_ms
     assignments: int = 0
 
 
@@ -50,6 +51,7 @@ def read_worker(path: Path) -> WorkerView:
         elif len(parts) == 5 and parts[0] == "R":
             v.records.add((int(parts[1]), int(parts[2])))
             v.latencies_ms.append(int(parts[4]) - int(parts[3]))
+            v.record_ts_ms.append(int(parts[3]))
     return v
 
 
