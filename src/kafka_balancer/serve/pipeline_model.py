@@ -38,8 +38,11 @@ class PipelineModel:
         from kafka_balancer.pipeline.config import PipelineConfig
 
         if self._spark is None:
+            import warnings
+
             from kafka_balancer.pipeline.session import get_spark, spark_conf
 
+            warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
             self._spark = get_spark(spark_conf(driver_memory="1g", extra={"spark.app.name": "kafka-balancer-serve"}))
         t0 = time.monotonic()
         cfg = PipelineConfig(window_ms=self.window_ms, windows=self.windows, cluster=self.cluster,

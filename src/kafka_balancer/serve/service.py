@@ -200,6 +200,9 @@ class Service:
         """One sampling round's topology: detectors, model."""
         with self.lock:
             self.rounds += 1
+            if self.rounds == 1 and self.loads is None:
+                self.model.status = ("disk from replica sizes until the pipeline's first snapshot"
+                                     if self.model_source == "pipeline" else "loads: replica sizes only")
             self.obs = obs
             self.sizes = dict(sizes)
             self.known |= obs.brokers()
@@ -289,6 +292,8 @@ class Service:
             m, snap = self.model.metrics, self.model.snap
             if m is None or snap is None:
                 return
+            if self.pipeline is not None and self.loads is None:
+                return  # the goals are judged on measured loads only, not on the sizes-only stand-in
             now = time.time()
             self.sigma_history.append({"ts": now, "sigma": {r: m.resources[r].sigma for r in RESOURCES},
                                        "eta": m.eta, "balanced": m.balanced()})
