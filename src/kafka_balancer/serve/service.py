@@ -471,6 +471,9 @@ class Service:
         out: dict[str, Any] = {"dry_run": dry_run, "proposal": p.summary(snap), "execution": None}
         if dry_run:
             return out
+        if self.cfg.dry_run:
+            raise Conflict("not started: the service runs in dry-run mode (it only proposes)",
+                           hint="restart it without --dry-run to execute")
         if not len(p.plan):
             raise Conflict(no_moves_reason(p))
         with self.lock:
