@@ -29,7 +29,7 @@ from kafka_balancer.errors import ClusterError
 RES = ("cpu", "disk", "nw_in", "nw_out")
 # One simulated broker's capacity for this small workload (docs/snapshot-format.md units): the mean
 # utilisation stays well below θ and the skew is visible.
-DEMO_CAPACITY = {"cpu": 100.0, "disk": 1.0e8, "nw_in": 3.0e5, "nw_out": 6.0e5}
+DEMO_CAPACITY = {"cpu": 100.0, "disk": 2.5e8, "nw_in": 3.0e5, "nw_out": 6.0e5}
 KILLED, SPARE = 6, 7
 
 

@@ -22,9 +22,9 @@ from kafka_balancer.sim.workload import GroupLoad, TopicLoad, WorkloadSpec
 def balanceable_workload(scale: float = 1.0) -> WorkloadSpec:
     spec = WorkloadSpec(
         topics=(
-            TopicLoad("orders", partitions=12, replication=3, rate=100, size=900, prefill_mb=24),
-            TopicLoad("events", partitions=12, replication=2, rate=160, size=350, prefill_mb=12),
-            TopicLoad("logs", partitions=6, replication=2, rate=12, size=4000, prefill_mb=30),
+            TopicLoad("orders", partitions=12, replication=3, rate=100, size=900, prefill_mb=10),
+            TopicLoad("events", partitions=12, replication=2, rate=160, size=350, prefill_mb=5),
+            TopicLoad("logs", partitions=6, replication=2, rate=12, size=4000, prefill_mb=12),
         ),
         groups=(
             GroupLoad("billing", ("orders",), members=1),

@@ -190,7 +190,6 @@ class Service:
                 last_window = w
                 try:
                     self.sampler.flush()
-                    self.sampler.prune(int((time.time() - (self.cfg.windows + 3) * window) * 1000))
                 except Exception as exc:
                     self.last_error = f"writing samples failed: {exc}"
                 self._wake_model.set()
@@ -257,6 +256,30 @@ class Service:
                 foll[tp] = v.copy()
         return PartitionLoads(lead, foll, base.capacity, base.built_at, base.windows)
 
+    def set_model(self, snap: Snapshot) -> None:
+        """Serve a fixed model (a snapshot file, a benchmark) instead of a sampled cluster."""
+        from kafka_balancer.serve.observation import Replicas
+
+        ids = [int(b) for b in snap.broker_ids]
+        parts = {}
+        for p in range(snap.n_partitions):
+            reps = tuple(ids[b] for b in snap.replicas[p] if b >= 0)
+            lead = ids[snap.leader[p]] if snap.leader[p] >= 0 else -1
+            parts[(snap.topics[int(snap.topic_idx[p])], int(snap.partition[p]))] = Replicas(
+                reps, lead, reps)
+        alive = frozenset(b for i, b in enumerate(ids) if snap.alive[i])
+        racks = {b: (snap.rack_names[snap.rack_idx[i]] if snap.rack_idx[i] >= 0 else None) for i, b in enumerate(ids)}
+        with self.lock:
+            self.obs = Observation(time.time(), alive, racks, parts)
+            self.known = set(ids)
+            self.model.snap = snap
+            self.model.metrics = model_metrics(snap, self.cfg.theta, self.cfg.eps)
+            self.model.fingerprint = "static"
+            self.model.status = f"fixed model {snap.name or ''}".strip()
+            m = self.model.metrics
+            self.sigma_history.append({"ts": time.time(), "sigma": {r: m.resources[r].sigma for r in RESOURCES},
+                                       "eta": m.eta, "balanced": m.balanced()})
+
     # ---- model --------------------------------------------------------------------------------
     def _model_loop(self) -> None:
         while not self._stop.is_set():
@@ -268,6 +291,10 @@ class Service:
 
     def evaluate_window(self) -> None:
         """Refresh the loads with the pipeline (if used), evaluate the goals, run the model detectors."""
+        try:  # here, not in the sampler: never while the pipeline reads the files
+            self.sampler.prune(int((time.time() - (self.cfg.windows + 6) * self.cfg.window_s) * 1000))
+        except OSError as exc:
+            self.last_error = f"pruning samples failed: {exc}"
         if self.pipeline is not None:
             try:
                 loads = self.pipeline.refresh()
