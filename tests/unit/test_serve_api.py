@@ -51,7 +51,8 @@ def test_reads(client: TestClient, svc: Service) -> None:
     assert b1["replicas"] == 13 and abs(b1["resources"]["disk"]["util"] - (sum(1e7 * (1 + p) for p in range(12))
                                                                             + 1e6) / 1e9) < 1e-9
     d = load["resources"]["disk"]
-    assert d["band_low"] == pytest.approx(d["mean_util"] * 0.9) and d["band_high"] == pytest.approx(d["mean_util"] * 1.1)
+    assert d["band_low"] == pytest.approx(d["mean_util"] * 0.9)
+    assert d["band_high"] == pytest.approx(d["mean_util"] * 1.1)
     assert d["sigma"] > load["eta"] and not d["balanced"]
     prop = client.get("/api/proposal", params={"eps": 0.2}).json()
     assert prop["mode"] == "rebalance" and prop["partitions"] > 0 and prop["balanced_after"]
@@ -60,7 +61,8 @@ def test_reads(client: TestClient, svc: Service) -> None:
     assert {a["type"] for a in an} >= {"new_brokers"}
     assert client.get("/api/executions").json() == {"executions": []}
     m = client.get("/metrics").text
-    assert 'kafka_balancer_sigma{resource="disk"}' in m and 'kafka_balancer_anomalies{state="waiting",type="new_brokers"} 1.0' in m
+    assert 'kafka_balancer_sigma{resource="disk"}' in m
+    assert 'kafka_balancer_anomalies{state="waiting",type="new_brokers"} 1.0' in m
     schema = client.get("/openapi.json").json()
     for path in ("/api/state", "/api/load", "/api/proposal", "/api/anomalies", "/api/executions",
                  "/api/rebalance", "/api/add-brokers", "/api/remove-brokers", "/api/demote-brokers",

@@ -33,6 +33,9 @@ def test_cooldown_counts_from_the_last_end_and_not_for_operators() -> None:
     assert "cooldown: 100 s left" in (hold_reason("rebalance", ctx(last_end=800.0)) or "")
     assert hold_reason("rebalance", ctx(last_end=700.0)) is None
     assert hold_reason("rebalance", ctx(last_end=800.0), operator=True) is None
+    # a dead broker's evacuation cannot wait, unless the last execution failed (no tight retry loop)
+    assert hold_reason("evacuate", ctx(last_end=800.0)) is None
+    assert "cooldown" in (hold_reason("evacuate", ctx(last_end=800.0, last_failed=True)) or "")
 
 
 def test_under_replicated_holds_all_but_evacuation() -> None:

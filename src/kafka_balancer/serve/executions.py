@@ -118,6 +118,13 @@ class ExecutionRunner:
             adapter = StoppableAdapter.connect(self.bootstrap)  # type: ignore[assignment]
             assert adapter is not None
             adapter.stop_flag = stop
+            if plan is not None and self.journal.state().open:
+                # an earlier execution failed part-way in this process: undo what it left (in-flight
+                # reassignments, throttle) and close its journal, as `kafka-balancer cancel` does
+                from kafka_balancer.executor.cancel import cancel_execution
+
+                cancel_execution(adapter, self.journal)
+                self.say("the previous failed execution's leftovers were cancelled")
             ex = Executor(adapter, self.journal, self.options, say=self.say)
             rep = ex.run(plan) if plan is not None else ex.resume()
             result = {"state": "finished" if rep.verified else "failed", "verified": rep.verified,

@@ -2,7 +2,7 @@
 
 * one execution at a time;
 * the pause switch;
-* a cooldown after each execution;
+* a cooldown after each execution (not for the evacuation of a dead broker, which cannot wait);
 * no action while partitions are under-replicated, except the evacuation of a dead broker (which is what
   brings them back to full replication);
 * a cap on bytes moved per sliding hour: a plan that does not fit is cut to the entries that do, in plan
@@ -33,6 +33,7 @@ class GuardContext:
     under_replicated: int
     moved_last_hour: float
     max_bytes_per_hour: float
+    last_failed: bool = False  # the last execution ended without being verified
 
     @property
     def budget(self) -> float:
@@ -46,7 +47,8 @@ def hold_reason(mode: str, ctx: GuardContext, operator: bool = False) -> str | N
         return "another execution is running"
     if ctx.paused and not operator:
         return "paused"
-    if not operator and ctx.last_end is not None and ctx.now - ctx.last_end < ctx.cooldown_s:
+    cooled = mode != EVACUATE or ctx.last_failed  # an evacuation waits only after a failure (no tight retries)
+    if not operator and cooled and ctx.last_end is not None and ctx.now - ctx.last_end < ctx.cooldown_s:
         left = ctx.cooldown_s - (ctx.now - ctx.last_end)
         return f"cooldown: {left:.0f} s left of {ctx.cooldown_s:g} s after the last execution"
     if ctx.under_replicated and mode != EVACUATE:

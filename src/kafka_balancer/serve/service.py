@@ -83,6 +83,7 @@ class Service:
         self.timeline: deque[dict[str, Any]] = deque(maxlen=2000)
         self.paused = False
         self.last_end: float | None = None
+        self.last_failed = False
         self.rounds = 0
         self.sample_errors = 0
         self.last_error: str | None = None
@@ -352,7 +353,8 @@ class Service:
         return guards.GuardContext(
             now=now, paused=self.paused, executing=self.runner.busy, last_end=self.last_end,
             cooldown_s=self.cfg.cooldown_s, under_replicated=len(obs.under_replicated()) if obs else 0,
-            moved_last_hour=guards.moved_in_window(started, now), max_bytes_per_hour=self.cfg.max_bytes_per_hour)
+            moved_last_hour=guards.moved_in_window(started, now), max_bytes_per_hour=self.cfg.max_bytes_per_hour,
+            last_failed=self.last_failed)
 
     def heal(self) -> None:
         with self.lock:
@@ -441,6 +443,7 @@ class Service:
         with self.lock:
             now = time.time()
             self.last_end = now
+            self.last_failed = not result.get("verified")
             rec = {"id": eid, **result, "ended": now}
             self._sigma_after_due.append(eid)
             self._save_execution(rec)
