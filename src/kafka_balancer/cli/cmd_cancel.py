@@ -21,11 +21,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from kafka_balancer.cli.cmd_execute import check_journal
     from kafka_balancer.errors import InputError
     from kafka_balancer.executor.cancel import cancel_execution
     from kafka_balancer.executor.journal import Journal
     from kafka_balancer.executor.kafka_adapter import KafkaAdapter
 
+    if not args.all:
+        check_journal(args.journal)
     journal = None if args.all else Journal(args.journal)
     if journal is not None and not journal.state().open:
         raise InputError(f"no unfinished execution in {args.journal}",

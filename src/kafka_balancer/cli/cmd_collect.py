@@ -6,19 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from kafka_balancer.cli.options import check_output_dir, integer, number
-
-
-def _id_map(text: str, what: str) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        k, sep, v = part.partition("=")
-        if not sep or not k.strip().isdigit() or not v.strip():
-            raise argparse.ArgumentTypeError(f"{what}: expected ID=VALUE pairs, got {part!r}")
-        if what == "--metrics" and not v.strip().startswith(("http://", "https://")):
-            raise argparse.ArgumentTypeError(f"{what}: broker {k.strip()}: {v.strip()!r} is not an http(s) URL")
-        out[int(k)] = v.strip()
-    return out
+from kafka_balancer.cli.options import bootstrap, check_output_dir, duration, integer, text, timeout
+from kafka_balancer.validate.values import http_url, parse_id_map
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,32 +18,34 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "(describe_log_dirs), log start/end offsets, consumer-group committed offsets and each broker's "
         "JMX exporter (process CPU, BytesIn/BytesOut/MessagesIn per topic). See docs/samples-format.md.",
     )
-    p.add_argument("--bootstrap", help="host:port of the cluster (default: the --local-cluster's)")
+    p.add_argument("--bootstrap", type=bootstrap(), help="host:port of the cluster (default: the --local-cluster's)")
     p.add_argument("--local-cluster", type=Path, metavar="STATE_DIR",
                    help="take bootstrap, metrics endpoints and hosts from a `local-cluster` state dir")
-    p.add_argument("--interval", default="10s", help="time between rounds, e.g. 10s (default 10s)")
-    p.add_argument("--rounds", type=integer("--rounds"), help="stop after this many rounds")
-    p.add_argument("--duration", help="stop after this long, e.g. 2m")
+    p.add_argument("--interval", type=duration("--interval", maximum=86_400), default=10.0,
+                   help="time between rounds, e.g. 10s (default 10s)")
+    p.add_argument("--rounds", type=integer("--rounds", maximum=10**9), help="stop after this many rounds")
+    p.add_argument("--duration", type=duration("--duration"), help="stop after this long, e.g. 2m")
     p.add_argument("--out", type=Path, required=True, help="directory for the sample files")
     p.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl",
                    help="jsonl: DIR/samples-*.jsonl, one line per record, written every round (default); "
                    "parquet: DIR/parquet/<type>/*.parquet, written every 10 rounds and when collect stops, "
                    "which the pipeline reads several times faster (docs/pipeline.md)")
-    p.add_argument("--cluster", default="local", help="cluster label in the records (default local)")
-    p.add_argument("--metrics", type=lambda s: _id_map(s, "--metrics"), default={},
+    p.add_argument("--cluster", type=text("--cluster"), default="local",
+                   help="cluster label in the records (default local)")
+    p.add_argument("--metrics", type=lambda s: parse_id_map(s, "--metrics", value=http_url("--metrics")), default={},
                    help="broker JMX exporter endpoints: 1=http://host:port/metrics,2=...")
-    p.add_argument("--hosts", type=lambda s: _id_map(s, "--hosts"), default={},
+    p.add_argument("--hosts", type=lambda s: parse_id_map(s, "--hosts"), default={},
                    help="physical host per broker: 1=hostA,2=hostA,3=hostB (default: advertised host)")
-    p.add_argument("--topic", nargs="?", const="__kafka_balancer_samples", default=None,
+    p.add_argument("--topic", nargs="?", type=text("--topic"), const="__kafka_balancer_samples", default=None,
                    help="also produce records to this topic (default name __kafka_balancer_samples)")
     p.add_argument("--include-internal", action="store_true", help="also sample topics starting with __")
-    p.add_argument("--timeout", type=number("--timeout"), default=15.0,
+    p.add_argument("--timeout", type=timeout(), default=15.0,
                    help="seconds to wait for the cluster (default 15)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from kafka_balancer.collect.collector import CollectOptions, collect, parse_interval
+    from kafka_balancer.collect.collector import CollectOptions, collect
     from kafka_balancer.errors import InputError
 
     bootstrap, metrics, hosts = args.bootstrap, dict(args.metrics), dict(args.hosts)
@@ -67,8 +58,7 @@ def run(args: argparse.Namespace) -> int:
         hosts = hosts or lc.hosts()
     if not bootstrap:
         raise InputError("collect needs --bootstrap (or --local-cluster STATE_DIR)")
-    interval_s = parse_interval(args.interval)
-    duration_s = parse_interval(args.duration) if args.duration else None
+    interval_s, duration_s = args.interval, args.duration
     check_output_dir(args.out, "--out")
     if not metrics:
         print("note: no --metrics endpoints: cpu_seconds and topic byte counters will be null", file=sys.stderr)

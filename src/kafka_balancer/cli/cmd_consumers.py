@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any
 
-from kafka_balancer.cli.options import fraction, integer, number
+from kafka_balancer.cli.options import bootstrap, duration, fraction, integer, no_action, number, text, timeout
 from kafka_balancer.consumer.advice import divisor_counts, lag_trend, throughput_count
 from kafka_balancer.consumer.loads import committed_offsets, end_offsets, topic_partitions
 from kafka_balancer.errors import ClusterError, InputError
@@ -17,20 +17,23 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("consumers", help="consumer-group advice (counts, lag, trend)")
     kinds = p.add_subparsers(dest="consumers_cmd", metavar="ACTION")
     a = kinds.add_parser("advise", help="k(m±z)=n counts, a throughput-based count, lag and its trend")
-    a.add_argument("--group", required=True)
-    a.add_argument("--bootstrap", required=True)
-    a.add_argument("--topic", action="append", help="topics (default: what the group's members subscribe to)")
+    a.add_argument("--group", required=True, type=text("--group"), help="the consumer group id")
+    a.add_argument("--bootstrap", required=True, type=bootstrap(), help="host:port of the cluster")
+    a.add_argument("--topic", action="append", type=text("--topic"),
+                   help="topics (default: what the group's members subscribe to)")
     a.add_argument("--per-consumer", type=number("--per-consumer"),
                    help="messages/s one consumer can process (default: the observed consumption rate per member)")
     a.add_argument("--target-util", type=fraction("--target-util"), default=0.7,
                    help="highest acceptable consumer utilisation")
-    a.add_argument("--samples", type=integer("--samples", minimum=2), default=3, help="offset samples to take")
-    a.add_argument("--interval-s", type=number("--interval-s"), default=2.0, help="seconds between samples")
-    a.add_argument("--timeout", type=number("--timeout"), default=15.0,
+    a.add_argument("--samples", type=integer("--samples", minimum=2, maximum=1000), default=3,
+                   help="offset samples to take")
+    a.add_argument("--interval-s", type=duration("--interval-s", maximum=3600), default=2.0,
+                   help="seconds between samples")
+    a.add_argument("--timeout", type=timeout(), default=15.0,
                    help="seconds to wait for the bootstrap server (default 15)")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=run_advise)
-    p.set_defaults(func=lambda _a: (p.print_help(), 2)[1])
+    no_action(p, kinds)
 
 
 def _members_and_topics(admin: Any, group: str) -> tuple[int, set[str]]:

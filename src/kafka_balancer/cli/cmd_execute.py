@@ -3,47 +3,31 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
 import orjson
 
-from kafka_balancer.cli.options import check_output_file, number
+from kafka_balancer.cli.options import bootstrap, check_output_file, duration, integer, size, timeout
 
 DEFAULT_JOURNAL = Path("out/executor/journal.jsonl")
 
 
-def byte_rate(text: str) -> int:
-    """``50000000``, ``50M``, ``50MB``, ``512K``, ``1G`` (powers of 1000); ``0`` = off."""
-    t = text.strip().upper().removesuffix("B").removesuffix("/S")
-    mult = {"K": 10**3, "M": 10**6, "G": 10**9}.get(t[-1:], 1)
-    num = t[:-1] if t[-1:] in "KMG" else t
-    try:
-        v = float(num) * mult
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--throttle must be bytes/s like 50M, got {text!r}") from None
-    if not math.isfinite(v) or v < 0:
-        raise argparse.ArgumentTypeError(f"--throttle must be a finite, non-negative rate like 50M, got {text!r}")
-    return int(v)
-
-
-def positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
-    return v
-
-
 def add_connection_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--bootstrap", required=True, help="host:port of the cluster (comma-separated for several)")
-    p.add_argument("--timeout", type=number("--timeout"), default=15.0,
+    p.add_argument("--bootstrap", required=True, type=bootstrap(),
+                   help="host:port of the cluster (comma-separated for several)")
+    p.add_argument("--timeout", type=timeout(), default=15.0,
                    help="seconds to wait for the bootstrap server before giving up (default 15)")
     p.add_argument("--journal", type=Path, default=DEFAULT_JOURNAL,
                    help=f"the execution journal (default {DEFAULT_JOURNAL})")
+
+
+def check_journal(path: Path) -> None:
+    """An existing --journal must be a regular file (a pipe or a device would block or be replaced)."""
+    from kafka_balancer.files.inputs import check_input_file
+
+    if path.exists() or path.is_symlink():
+        check_input_file(path, "--journal", "the execution journal (a .jsonl file)")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -59,14 +43,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_connection_options(p)
     p.add_argument("--yes", action="store_true", help="apply (without it: only show what would happen)")
     p.add_argument("--resume", action="store_true", help="continue the execution recorded in --journal")
-    p.add_argument("--throttle", type=byte_rate, default=50_000_000,
+    p.add_argument("--throttle", type=size("--throttle", per_second=True), default=50_000_000,
                    help="replication throttle per broker in bytes/s, e.g. 50M (default 50M; 0 = none)")
-    p.add_argument("--max-per-broker", type=positive_int, default=5,
+    p.add_argument("--max-per-broker", type=integer("--max-per-broker", maximum=10_000), default=5,
                    help="concurrent replica moves a broker may take part in (default 5)")
-    p.add_argument("--max-in-flight", type=positive_int, default=50,
+    p.add_argument("--max-in-flight", type=integer("--max-in-flight", maximum=1_000_000), default=50,
                    help="concurrent reassignments in total (default 50)")
-    p.add_argument("--poll", type=number("--poll"), default=1.0, help="seconds between polls (default 1)")
-    p.add_argument("--stall-timeout", type=number("--stall-timeout"), default=600.0,
+    p.add_argument("--poll", type=duration("--poll", maximum=3600), default=1.0,
+                   help="seconds between polls (default 1)")
+    p.add_argument("--stall-timeout", type=duration("--stall-timeout"), default=600.0,
                    help="give up (resumably) after this many seconds without progress (default 600)")
     p.add_argument("--json", action="store_true", help="print the final report as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -84,13 +69,18 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("execute needs --plan PLAN.json (or --resume)")
     if args.resume and args.plan is not None:
         raise InputError("--resume takes the plan from the journal; drop --plan")
+    check_journal(args.journal)
+    if args.plan is not None:
+        from kafka_balancer.files.inputs import check_input_file
+
+        check_input_file(args.plan, "--plan", "a plan JSON file")
     plan = read_plan(args.plan) if args.plan is not None else None
     # Everything that can be checked offline is checked before the cluster is touched.
     if args.resume and not Journal(args.journal).state().open:
         raise InputError(f"no unfinished execution in {args.journal}",
                          hint="pass the journal of the interrupted execution with --journal, or drop --resume")
     if args.yes:
-        check_output_file(args.journal, "--journal")
+        check_output_file(args.journal, "--journal", inputs=[("--plan", args.plan)])
     opts = ExecOptions(throttle=args.throttle, max_per_broker=args.max_per_broker,
                        max_in_flight=args.max_in_flight, poll_s=args.poll,
                        stall_timeout_s=args.stall_timeout, progress=not args.no_progress)

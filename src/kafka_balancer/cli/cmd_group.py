@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from kafka_balancer.cli.options import integer, number
+from kafka_balancer.cli.options import bootstrap, integer, no_action, number, text, timeout
 from kafka_balancer.consumer.group_doctor import diagnose, read_properties
 from kafka_balancer.consumer.group_locate import (
     java_string_hashcode,
@@ -20,16 +20,18 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("group", help="consumer-group tools: locate the coordinator, doctor a config")
     kinds = p.add_subparsers(dest="group_cmd", metavar="ACTION")
     loc = kinds.add_parser("locate", help="which broker coordinates a group (seed 004's formula)")
-    loc.add_argument("--group", required=True)
-    loc.add_argument("--bootstrap", help="cluster to ask for __consumer_offsets' partition count and leaders")
-    loc.add_argument("--partitions", type=integer("--partitions"),
+    loc.add_argument("--group", required=True, type=text("--group"),
+                     help="the consumer group id")
+    loc.add_argument("--bootstrap", type=bootstrap(),
+                     help="cluster to ask for __consumer_offsets' partition count and leaders")
+    loc.add_argument("--partitions", type=integer("--partitions", maximum=2**31 - 1),
                      help="offline: __consumer_offsets partition count (e.g. 50)")
-    loc.add_argument("--timeout", type=number("--timeout"), default=15.0,
+    loc.add_argument("--timeout", type=timeout(), default=15.0,
                      help="seconds to wait for the bootstrap server (default 15)")
     loc.add_argument("--json", action="store_true")
     loc.set_defaults(func=run_locate)
     doc = kinds.add_parser("doctor", help="check session/heartbeat/poll/static-membership settings")
-    doc.add_argument("--config", required=True, help="consumer.properties")
+    doc.add_argument("--config", required=True, help="consumer.properties ('-' for stdin)")
     doc.add_argument("--processing-ms", type=number("--processing-ms", inclusive=True),
                      help="measured time to process one poll's batch")
     doc.add_argument("--per-record-ms", type=number("--per-record-ms", inclusive=True),
@@ -38,7 +40,7 @@ def register(subparsers: Any) -> None:
                      help="how long a rolling restart of one instance takes")
     doc.add_argument("--json", action="store_true")
     doc.set_defaults(func=run_doctor)
-    p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
+    no_action(p, kinds)
 
 
 def run_locate(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import orjson
 
-from kafka_balancer.cli.options import integer, number
+from kafka_balancer.cli.options import bootstrap, duration, integer, number, seed, timeout
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -19,23 +19,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "rates for --duration while three consumer groups read, then waits for the groups to catch up and "
         "reports messages produced and consumed.",
     )
-    p.add_argument("--bootstrap", help="host:port (default: the --local-cluster's)")
+    p.add_argument("--bootstrap", type=bootstrap(), help="host:port (default: the --local-cluster's)")
     p.add_argument("--local-cluster", type=Path, metavar="STATE_DIR", help="a `local-cluster` state dir")
-    p.add_argument("--duration", default="60s", help="timed production, e.g. 90s or 2m (default 60s)")
-    p.add_argument("--scale", type=number("--scale"), default=1.0, help="multiply every rate and backlog (default 1)")
-    p.add_argument("--replication", type=integer("--replication"), default=3,
+    p.add_argument("--duration", type=duration("--duration", maximum=7 * 86_400), default=60.0,
+                   help="timed production, e.g. 90s or 2m (default 60s)")
+    p.add_argument("--scale", type=number("--scale", maximum=1000.0), default=1.0,
+                   help="multiply every rate and backlog (default 1)")
+    p.add_argument("--replication", type=integer("--replication", maximum=32767), default=3,
                    help="cap on topics' replication factor (default 3)")
-    p.add_argument("--seed", type=int, default=1, help="random seed (keys, sizes) (default 1)")
-    p.add_argument("--drain-timeout", type=number("--drain-timeout", inclusive=True), default=60.0,
+    p.add_argument("--seed", type=seed(), default=1, help="random seed (keys, sizes) (default 1)")
+    p.add_argument("--drain-timeout", type=timeout("--drain-timeout", allow_zero=True), default=60.0,
                    help="seconds to wait for consumers to catch up at the end (default 60)")
-    p.add_argument("--timeout", type=number("--timeout"), default=15.0,
+    p.add_argument("--timeout", type=timeout(), default=15.0,
                    help="seconds to wait for the cluster (default 15)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from kafka_balancer.collect.collector import parse_interval
     from kafka_balancer.errors import InputError
     from kafka_balancer.sim.workload import skewed_workload
     from kafka_balancer.sim.workload_run import WorkloadRunner
@@ -47,9 +48,9 @@ def run(args: argparse.Namespace) -> int:
         bootstrap = open_cluster(args.local_cluster).bootstrap
     if not bootstrap:
         raise InputError("workload needs --bootstrap (or --local-cluster STATE_DIR)")
-    duration_s = parse_interval(args.duration)
+    duration_s = args.duration
     spec = skewed_workload(scale=args.scale, replication=args.replication)
-    print(f"workload: {len(spec.topics)} topics, ~{spec.bytes_per_s() / 1e3:.0f} kB/s for {args.duration}, "
+    print(f"workload: {len(spec.topics)} topics, ~{spec.bytes_per_s() / 1e3:.0f} kB/s for {duration_s:g} s, "
           f"seed {args.seed}", file=sys.stderr)
     res = WorkloadRunner(bootstrap, spec, seed=args.seed, duration_s=duration_s,
                          drain_timeout_s=args.drain_timeout, connect_timeout_s=args.timeout).run()

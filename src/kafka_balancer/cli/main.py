@@ -3,22 +3,40 @@
 Subcommands live one per module, ``kafka_balancer.cli.cmd_<name>``; each module exposes
 ``register(subparsers)`` which adds its parser and sets ``func`` to a callable
 ``(argparse.Namespace) -> int``. Modules are discovered, so adding a command touches one file.
+
+The edge (docs/errors.md): exit 0 ok, 1 environment failure, 2 bad input, 130 interrupted; an error is
+``error: …`` and optionally ``  hint: …`` on stderr, never a usage block or a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import difflib
+import errno
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from kafka_balancer import __version__
-from kafka_balancer.errors import BalancerError
+from kafka_balancer.errors import BalancerError, InputError
+
+DEBUG_ENV = "KAFKA_BALANCER_DEBUG"
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one ``error:`` line and a hint pointing at ``--help`` (no usage
+    block). Subparsers are of the same class (``add_subparsers`` takes the parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise InputError(message, hint=f"see {self.prog} --help")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="kafka-balancer",
         description="Keeps Apache Kafka clusters balanced: brokers, consumers, and the load model between.",
     )
@@ -33,21 +51,117 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _subparsers(p: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _chosen(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The innermost subparser named in ``argv`` (for hints about its flags)."""
+    p = parser
+    for word in argv:
+        nxt = _subparsers(p).get(word)
+        if nxt is not None:
+            p = nxt
+    return p
+
+
+def _unrecognized(parser: argparse.ArgumentParser, argv: Sequence[str], extras: list[str]) -> InputError:
+    p = _chosen(parser, argv)
+    flags = [s for a in p._actions for s in a.option_strings if s.startswith("--")]
+    first = extras[0]
+    guess = difflib.get_close_matches(first.split("=", 1)[0], flags, n=1, cutoff=0.6) if first.startswith("-") else []
+    what = "unknown flag" if first.startswith("-") else "unexpected argument"
+    hint = (f"did you mean {guess[0]}? " if guess else "") + f"(see {p.prog} --help)"
+    return InputError(f"{p.prog}: {what} {' '.join(extras)}", hint=hint)
+
+
+def _render(exc: BalancerError) -> str:
+    return exc.render().encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _tame_stdout() -> None:
+    """Names the user gave (paths, groups) may hold bytes that are not UTF-8: print them back as given."""
+    for stream in (sys.stdout, sys.stderr):
+        reconf = getattr(stream, "reconfigure", None)
+        if reconf is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconf(errors="surrogateescape" if stream is sys.stdout else "backslashreplace")
+
+
+def _stdout_failed(exc: OSError) -> int:
+    """Standard output went away (a closed pipe) or filled up (``> /dev/full``): one line, exit 1."""
+    if sys.__stdout__ is not None and sys.stdout is sys.__stdout__:
+        # the interpreter flushes stdout once more at exit: let that one succeed quietly
+        with contextlib.suppress(OSError, ValueError):
+            fd = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(fd, sys.__stdout__.fileno())
+            os.close(fd)
+    if exc.errno == errno.EPIPE:
+        return 1  # the reader stopped reading (`| head`): nothing to say, as other tools do
+    print(f"error: cannot write to standard output: {exc.strerror or exc}", file=sys.stderr)
+    print("  hint: free some space, or send the output elsewhere", file=sys.stderr)
+    return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _tame_stdout()
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
     try:
+        try:
+            args, extras = parser.parse_known_args(argv)
+            if extras:
+                raise _unrecognized(parser, argv, extras)
+        except SystemExit as exc:  # --help and --version: argparse exits 0 after printing
+            sys.stdout.flush()
+            return int(exc.code or 0)
+        if not getattr(args, "func", None):
+            names = ", ".join(_subparsers(parser))
+            raise InputError("no command given", hint=f"one of: {names} (see kafka-balancer --help)")
         rc = args.func(args)
+        sys.stdout.flush()
     except BalancerError as exc:
-        print(exc.render(), file=sys.stderr)
+        print(_render(exc), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:
+        if exc.errno in (errno.EPIPE, errno.ENOSPC, errno.EIO) and _is_stdout_error():
+            return _stdout_failed(exc)
+        return _unexpected(exc)
+    except MemoryError:
+        print("error: out of memory", file=sys.stderr)
+        print("  hint: give the command a smaller size, or free memory", file=sys.stderr)
+        return 1
+    except Exception as exc:  # a bug: one line, the traceback only on request
+        return _unexpected(exc)
     return int(rc or 0)
+
+
+def _is_stdout_error() -> bool:
+    try:
+        sys.stdout.flush()
+    except OSError:
+        return True
+    return False
+
+
+def _unexpected(exc: BaseException) -> int:
+    if os.environ.get(DEBUG_ENV):
+        raise exc
+    text = str(exc).splitlines()[0][:300] if str(exc) else ""
+    print(f"error: internal error: {type(exc).__name__}: {text}".encode("utf-8", "backslashreplace").decode(),
+          file=sys.stderr)
+    print(f"  hint: this is a bug in kafka-balancer; {DEBUG_ENV}=1 shows the traceback", file=sys.stderr)
+    return 1
+
+
+def entry() -> None:
+    sys.exit(main())
 
 
 if __name__ == "__main__":

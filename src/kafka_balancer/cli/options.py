@@ -1,60 +1,84 @@
-"""Argument types shared by several commands (each rejects bad values with a clear message)."""
+"""argparse glue: argument types built on :mod:`kafka_balancer.validate.values` (each raises InputError naming
+the flag, printed by ``main`` as ``error: …`` / ``hint: …``), and the shared goal options.
+
+The checks themselves live in ``validate/`` (values) and ``files/`` (paths); nothing is checked here.
+"""
 
 from __future__ import annotations
 
 import argparse
-import math
-import os
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
+from typing import Any
 
 from kafka_balancer.errors import InputError
+from kafka_balancer.files.outputs import check_output_dir, check_output_file
+from kafka_balancer.validate import values as v
+
+__all__ = [
+    "add_goal_options", "bootstrap", "broker_ids", "check_output_dir", "check_output_file", "duration",
+    "float_list", "fraction", "int_list", "integer", "no_action", "number", "regex", "seed", "size", "text",
+    "timeout",
+]
 
 
-def fraction(name: str, *, allow_one: bool = True):  # type: ignore[no-untyped-def]
-    def parse(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
-        if not (0 < v < 1 or (allow_one and v == 1)):
-            raise argparse.ArgumentTypeError(f"{name} must be in (0, 1{']' if allow_one else ')'}, got {v}")
-        return v
-
-    return parse
+def fraction(name: str, *, allow_one: bool = True, allow_zero: bool = False) -> Callable[[str], float]:
+    """A share in (0, 1] (or (0, 1) without ``allow_one``, [0, ...] with ``allow_zero``)."""
+    return lambda s: v.parse_fraction(s, name, allow_one=allow_one, allow_zero=allow_zero)
 
 
-def number(name: str, *, minimum: float = 0.0, inclusive: bool = False) -> Callable[[str], float]:
-    """A finite float above ``minimum`` (or at it, with ``inclusive``); NaN and infinities are refused."""
-
-    def parse(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
-        ok = math.isfinite(v) and (v >= minimum if inclusive else v > minimum)
-        if not ok:
-            bound = f">= {minimum:g}" if inclusive else f"> {minimum:g}"
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number {bound}, got {text!r}")
-        return v
-
-    return parse
+def number(name: str, *, minimum: float = 0.0, inclusive: bool = False,
+           maximum: float | None = None) -> Callable[[str], float]:
+    """A finite float above ``minimum`` (or at it, with ``inclusive``), at most ``maximum``."""
+    return lambda s: v.parse_float(s, name, minimum=minimum, maximum=maximum, inclusive=inclusive)
 
 
-def integer(name: str, *, minimum: int = 1) -> Callable[[str], int]:
-    """An integer >= ``minimum``."""
+def integer(name: str, *, minimum: int = 1, maximum: int | None = None) -> Callable[[str], int]:
+    """A whole number in ``[minimum, maximum]``."""
+    return lambda s: v.parse_int(s, name, minimum=minimum, maximum=maximum)
 
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
-        if v < minimum:
-            raise argparse.ArgumentTypeError(f"{name} must be at least {minimum}, got {v}")
-        return v
 
-    return parse
+def seed(name: str = "--seed") -> Callable[[str], int]:
+    return lambda s: v.parse_seed(s, name)
+
+
+def duration(name: str, *, maximum: float = v.MAX_DURATION_S, allow_zero: bool = False) -> Callable[[str], float]:
+    """Seconds, from ``30s`` / ``2m`` / ``6h`` / plain seconds."""
+    return lambda s: v.parse_duration_s(s, name, maximum=maximum, allow_zero=allow_zero)
+
+
+def timeout(name: str = "--timeout", *, maximum: float = v.MAX_TIMEOUT_S,
+            allow_zero: bool = False) -> Callable[[str], float]:
+    return lambda s: v.parse_timeout_s(s, name, maximum=maximum, allow_zero=allow_zero)
+
+
+def size(name: str, *, per_second: bool = False) -> Callable[[str], int]:
+    return lambda s: v.parse_size(s, name, per_second=per_second)
+
+
+def bootstrap(name: str = "--bootstrap") -> Callable[[str], str]:
+    return lambda s: v.parse_bootstrap(s, name)
+
+
+def broker_ids(name: str) -> Callable[[str], tuple[int, ...]]:
+    return lambda s: v.parse_broker_ids(s, name)
+
+
+def int_list(name: str, *, minimum: int | None = None, maximum: int | None = None,
+             unique: bool = True) -> Callable[[str], tuple[int, ...]]:
+    return lambda s: v.parse_int_list(s, name, minimum=minimum, maximum=maximum, unique=unique)
+
+
+def float_list(name: str, **bounds: Any) -> Callable[[str], tuple[float, ...]]:
+    return lambda s: v.parse_float_list(s, name, **bounds)
+
+
+def text(name: str, *, allow_empty: bool = False) -> Callable[[str], str]:
+    """A name (group, topic, cluster label): UTF-8, no control characters."""
+    return lambda s: v.check_text(s, name, allow_empty=allow_empty)
+
+
+def regex(name: str) -> Callable[[str], Any]:
+    return lambda s: v.parse_regex(s, name)
 
 
 def add_goal_options(p: argparse.ArgumentParser) -> None:
@@ -67,43 +91,12 @@ def add_goal_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _nearest_existing(p: Path) -> Path:
-    q = p
-    while not q.exists() and q != q.parent:
-        q = q.parent
-    return q
+def no_action(parser: argparse.ArgumentParser, kinds: Any) -> None:
+    """A command group (``consumers``, ``group``, ``simulate``) run without an action: exit 2 with the list."""
 
+    def refuse(_args: argparse.Namespace) -> int:
+        names = ", ".join(kinds.choices)
+        raise InputError(f"{parser.prog} needs an action: one of {names}",
+                         hint=f"e.g. {parser.prog} {next(iter(kinds.choices))} (see {parser.prog} --help)")
 
-def check_output_file(path: str | Path, flag: str) -> None:
-    """Refuse, before any work is done, an output file that cannot be written: it is a directory, or its
-    folder cannot be created (a parent is a regular file, or not writable). Creates nothing."""
-    p = Path(path).absolute()
-    if p.is_dir():
-        raise InputError(f"{flag} {path} is a directory", hint=f"give {flag} a file name, e.g. {p / 'out.json'}")
-    _check_creatable(p.parent, flag, path)
-    if p.exists() and not os.access(p, os.W_OK):
-        raise InputError(f"{flag} {path} is not writable", hint="check its permissions or pick another path")
-
-
-def check_output_dir(path: str | Path, flag: str) -> None:
-    """Refuse, before any work is done, an output folder that cannot be created or written. Creates nothing."""
-    p = Path(path).absolute()
-    if p.exists() and not p.is_dir():
-        raise InputError(f"{flag} {path} is a file, not a directory", hint=f"give {flag} a folder")
-    _check_creatable(p, flag, path)
-
-
-def _check_creatable(folder: Path, flag: str, shown: str | Path) -> None:
-    base = _nearest_existing(folder)
-    if not base.is_dir():
-        raise InputError(
-            f"{flag} {shown}: {base} is a file, so the folder cannot be created",
-            hint=f"pick another {flag} path",
-        )
-    try:  # a real probe: permission bits say little for root or on special file systems such as /proc
-        with tempfile.NamedTemporaryFile(dir=base, prefix=".kafka-balancer-probe-"):
-            pass
-    except OSError as exc:
-        raise InputError(
-            f"{flag} {shown}: cannot write under {base} ({exc.strerror})", hint=f"pick another {flag} path"
-        ) from None
+    parser.set_defaults(func=refuse)

@@ -1,39 +1,22 @@
-"""Reading and writing the JSON files of the model, with one-line errors that name the file."""
+"""Reading and writing the JSON files of the model, with one-line errors that name the file.
+
+Thin names over :mod:`kafka_balancer.files` (kept because several modules import them): inputs must be
+regular files, outputs are written to a unique temporary name and renamed into place.
+"""
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
-from kafka_balancer.errors import InputError
+from kafka_balancer.files import inputs, outputs
 
 
-def read_input_bytes(path: str | Path, what: str) -> bytes:
-    """The bytes of an input file; a missing file, a directory or an unreadable file is an InputError."""
-    p = Path(path)
-    try:
-        return p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{p}: no such file", hint=f"give the path of {what}") from None
-    except IsADirectoryError:
-        raise InputError(f"{p} is a directory, not a file", hint=f"give the path of {what}") from None
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read: {exc.strerror}", hint=f"give the path of {what}") from None
+def read_input_bytes(path: str | Path, what: str, flag: str | None = None) -> bytes:
+    """The bytes of a regular input file; missing, a directory, a pipe or unreadable is an InputError."""
+    return inputs.read_bytes(path, flag, what)
 
 
 def write_atomic(path: str | Path, data: bytes, flag: str = "--out") -> None:
-    """Write to ``<path>.tmp`` then rename over ``path``; a path that cannot be written is an InputError
-    and leaves no temp file behind."""
-    p = Path(path)
-    tmp = p.with_name(p.name + ".tmp")
-    try:
-        if p.is_dir():
-            raise IsADirectoryError(21, "Is a directory")
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data)
-        tmp.replace(p)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        raise InputError(f"cannot write {flag} {p}: {exc.strerror or exc}",
-                         hint=f"pick another {flag} path (an existing folder you can write to)") from None
+    """Write ``data`` under a unique temporary name in the target folder, then rename it over ``path``;
+    only a regular file or a new path is replaced; nothing else in the folder is touched."""
+    outputs.write_bytes(path, data, flag)

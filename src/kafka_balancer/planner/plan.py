@@ -28,7 +28,9 @@ import numpy as np
 from kafka_balancer.model.plan_io import Plan, PlanEntry
 from kafka_balancer.model.snapshot import CPU, NW_OUT, RESOURCES, Snapshot
 from kafka_balancer.planner import bounds, exact
+from kafka_balancer.planner.constraints import Constraints, Resolved, resolve
 from kafka_balancer.planner.metrics import Metrics, evaluate
+from kafka_balancer.planner.policy import GoalReport, parse_goals
 from kafka_balancer.planner.state import TOL, State
 from kafka_balancer.planner.strategies import compact, evacuate, leadership, polish, replica, swap, tighten
 
@@ -56,6 +58,9 @@ class PlanResult:
     unresolved: tuple[str, ...] = ()
     infeasible: tuple[str, ...] = ()  # proofs that the goals cannot all be met under the hard constraints
     extra: dict[str, Any] = field(default_factory=dict)
+    constraints: Constraints = field(default_factory=Constraints)  # the operator's modes and budgets applied
+    goals: tuple[GoalReport, ...] = ()  # every goal of the policy, in priority order, before and after
+    remaining: tuple[str, ...] = ()  # what is left unbalanced (goal by goal), e.g. because a budget ran out
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -77,6 +82,10 @@ class PlanResult:
             "warnings": list(self.warnings),
             "unresolved": list(self.unresolved),
             "infeasible": list(self.infeasible),
+            "mode": self.constraints.mode,
+            "constraints": self.constraints.as_dict(),
+            "goals": [g.as_dict() for g in self.goals],
+            "remaining": list(self.remaining),
         }
 
 
@@ -165,14 +174,21 @@ def plan(
     compact_moves: bool = True,
     time_limit: float = 600.0,
     progress: Callable[[int], None] | None = None,
+    constraints: Constraints | None = None,
+    goals: str | tuple[str, ...] | None = None,
 ) -> PlanResult:
     """Plan a rebalance of ``snap`` towards the capacity goal θ and the distribution goal ε.
 
     ``polish_share``: once balanced, replica moves may continue lowering σ until the plan moves this many
     times the byte lower bound (0: stop at the goals). ``exact_nodes``: branch-and-bound nodes for the exact
-    model on small clusters (0: heuristics only).
+    model on small clusters (0: heuristics only). ``constraints``: the operator's modes and budgets
+    (validated against ``snap``; :class:`InputError` names what does not fit). ``goals``: the goal policy,
+    names in priority order (default :data:`policy.DEFAULT_GOALS`).
     """
     t0 = time.monotonic()
+    cons = constraints if constraints is not None else Constraints()
+    _resolved: Resolved = resolve(cons, snap)
+    _policy = parse_goals(goals)
     # the exact model may use at most half the caller's time (a short limit trades determinism for speed)
     ex = (
         exact.exact_bound(snap, theta, eps, node_limit=exact_nodes, time_limit=min(exact.TIME_LIMIT, time_limit / 2))
