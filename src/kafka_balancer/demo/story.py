@@ -93,12 +93,13 @@ def _wait(pred: Callable[[], Any], timeout_s: float, what: str, poll_s: float = 
 
 
 def _finished_for(svc: Any, atype: str, since: float) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """The first anomaly of ``atype`` after ``since`` whose execution finished (verified or not)."""
+    """The first anomaly of ``atype`` after ``since`` whose execution finished verified (a failed one is
+    retried by the service, so the story waits on)."""
     for a in reversed(svc.anomalies(500)):
         if a["type"] != atype or a["first_seen"] < since - 1 or not a.get("execution"):
             continue
         ex = svc.executions.get(a["execution"])
-        if ex and ex.get("state") in ("finished", "failed", "stopped") and "sigma_after" in ex:
+        if ex and ex.get("state") == "finished" and ex.get("verified") and "sigma_after" in ex:
             return a, ex
     return None
 

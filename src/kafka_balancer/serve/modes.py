@@ -1,15 +1,15 @@
 """The planner mode that fits each action, on the live model. Pure: a snapshot in, a proposal out.
 
-* ``evacuate``: brokers dead (or being removed) are marked not alive, and the planner's first step moves
-  every replica off them (docs/planner.md, "Dead brokers"), then balances;
+* ``evacuate``: dead brokers are marked not alive and removed: every replica leaves them (docs/planner.md,
+  "Dead brokers"); ``remove_brokers``: the same for live brokers being decommissioned;
 * ``add_brokers``: the planner fills brokers below their band (new, empty brokers pull load);
 * ``demote``: leadership leaves the given brokers: each partition they lead (or prefer) gets the first
   other in-sync replica first; no data moves;
 * ``rebalance``: the planner on the goals θ and ε;
 * ``elect_leaders``: preferred-leader election where a restart left leadership on another replica.
 
-When the planner's operator constraints (``planner/constraints.py``) are available they narrow the plan
-(only moves onto the added brokers, only off the removed ones); until then the whole planner runs.
+The planner's operator constraints (``planner/constraints.py``) narrow each plan: only the added brokers
+receive replicas, every replica leaves the removed (or dead) ones, demoted brokers keep no leadership.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 
 from kafka_balancer.model.plan_io import Plan, PlanEntry, plan_to_dict
 from kafka_balancer.model.snapshot import DISK, Snapshot
+from kafka_balancer.planner.constraints import Constraints
 from kafka_balancer.planner.metrics import Metrics, evaluate
 from kafka_balancer.serve.observation import TP, Observation
 
@@ -96,18 +97,12 @@ def _with_dead(snap: Snapshot, brokers: Sequence[int]) -> Snapshot:
 
 
 def _planner(snap: Snapshot, theta: float, eps: float, time_limit: float, polish: float | None,
-             **constraints: Any) -> Any:
+             constraints: Constraints | None) -> Any:
     from kafka_balancer.planner import plan
 
-    kw: dict[str, Any] = {"time_limit": time_limit}
+    kw: dict[str, Any] = {"time_limit": time_limit, "constraints": constraints}
     if polish is not None:
         kw["polish_share"] = polish
-    try:  # the planner's operator modes, when present
-        from kafka_balancer.planner.constraints import Constraints  # type: ignore[import-not-found]
-    except ImportError:
-        return plan(snap, theta, eps, **kw)
-    if constraints:
-        kw["constraints"] = Constraints(**constraints)
     return plan(snap, theta, eps, **kw)
 
 
@@ -117,23 +112,24 @@ def propose(mode: str, snap: Snapshot, theta: float, eps: float, *, brokers: Seq
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
     before = evaluate(snap, theta, eps)
-    if mode == "demote":
-        return _demote(snap, theta, eps, brokers, obs, before)
     if mode == "elect_leaders":
         return _elect(snap, theta, eps, obs, before)
+    if mode == "demote":
+        return _demote(snap, theta, eps, brokers, obs, before)
     work = snap
-    constraints: dict[str, Any] = {}
+    chosen = frozenset(int(b) for b in brokers)
+    c: Constraints | None = None
     if mode in ("evacuate", "remove_brokers"):
-        work = _with_dead(snap, brokers)
-        if mode == "remove_brokers":
-            constraints["remove_brokers"] = tuple(brokers)
+        work = _with_dead(snap, brokers)  # the planner's dead-broker step moves every replica off them
+        c = Constraints(remove_brokers=chosen)
     elif mode == "add_brokers":
-        constraints["add_brokers"] = tuple(brokers)
-    res = _planner(work, theta, eps, time_limit, polish, **constraints)
-    notes = tuple(res.warnings) + tuple(res.infeasible) + tuple(res.unresolved)
+        c = Constraints(add_brokers=chosen)
+    res = _planner(work, theta, eps, time_limit, polish, c)
+    notes = tuple(res.warnings) + tuple(res.infeasible) + tuple(res.unresolved) + tuple(res.remaining)
     return Proposal(mode, res.plan, entry_bytes(snap, res.plan), evaluate(work, theta, eps), res.after,
                     tuple(brokers), notes, {"replica_moves": res.replica_moves, "leader_moves": res.leader_moves,
-                                            "moved_bytes_model": res.moved_bytes})
+                                            "moved_bytes_model": res.moved_bytes,
+                                            "constraints": c.as_dict() if c else None})
 
 
 def _demote(snap: Snapshot, theta: float, eps: float, brokers: Sequence[int], obs: Observation | None,
