@@ -50,6 +50,8 @@ def write_report(res: StoryResult, out: Path) -> Path:
         "<h2>Timeline (from the service)</h2><pre>" + html.escape("\n".join(timeline_lines(res))) + "</pre>"
         + shot + f"<h2>Timings (s)</h2><pre>{html.escape(str(res.timings))}</pre>"
     )
+    from kafka_balancer.files.outputs import write_text
+
     path = out / "report.html"
-    path.write_text(doc, encoding="utf-8")
+    write_text(path, doc, "--out")
     return path

@@ -234,9 +234,11 @@ def run_story(opt: StoryOptions, say: Callable[[str], None] | None = None) -> St
         from kafka_balancer.demo.report import write_report
 
         res.report = str(write_report(res, out))
-        (out / "demo-result.json").write_bytes(orjson.dumps(
+        from kafka_balancer.files.outputs import write_bytes
+
+        write_bytes(out / "demo-result.json", orjson.dumps(
             {"phases": [p.__dict__ for p in res.phases], "workload": res.workload, "timings": res.timings,
-             "screenshot": res.screenshot, "ok": res.ok}, option=orjson.OPT_INDENT_2, default=str))
+             "screenshot": res.screenshot, "ok": res.ok}, option=orjson.OPT_INDENT_2, default=str), "--out")
     return res
 
 

@@ -20,7 +20,6 @@ Durations take ``ms``, ``s``, ``m`` or ``h`` (``2m``); sizes ``1.5GB``/``500MB``
 from __future__ import annotations
 
 import math
-import re
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -29,6 +28,8 @@ from typing import Any
 from kafka_balancer.errors import InputError
 from kafka_balancer.model.snapshot import RESOURCES
 from kafka_balancer.pipeline.config import DEFAULT_CAPACITY
+from kafka_balancer.validate.values import parse_duration_s
+from kafka_balancer.validate.values import parse_size as parse_size_bytes
 
 ANOMALY_TYPES: tuple[str, ...] = ("broker_failure", "new_brokers", "goal_violation", "disk", "leaders")
 
@@ -89,49 +90,31 @@ class ServeConfig:
         return out
 
 
-_DUR = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*(b|kb|mb|gb|tb)?\s*$", re.IGNORECASE)
-
-
 def parse_duration(text: str | float | int, name: str) -> float:
-    """Seconds from ``2m``, ``90s``, ``500ms``, ``1h`` or a plain number of seconds.
+    """Seconds from ``2m``, ``90s``, ``500ms``, ``1h`` or a plain number of seconds (``validate.values``).
 
     >>> parse_duration("2m", "--grace")
     120.0
     """
-    if isinstance(text, bool):
+    if isinstance(text, bool) or not isinstance(text, str | int | float):
         raise InputError(f"{name} must be a duration such as 2m, got {text!r}", hint="use ms, s, m or h")
-    if isinstance(text, int | float):
-        v = float(text)
-    else:
-        m = _DUR.match(text)
-        if not m:
-            raise InputError(f"{name}: cannot read the duration {text!r}", hint="use e.g. 2m, 90s, 500ms or 1h")
-        v = float(m.group(1)) * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}[m.group(2) or "s"]
-    if not math.isfinite(v) or v < 0:
-        raise InputError(f"{name} must be a finite duration >= 0, got {text!r}")
-    return v
+    return parse_duration_s(str(text), name, allow_zero=True)
 
 
 def parse_size(text: str | float | int, name: str) -> float:
-    """Bytes from ``50GB``, ``500MB``, ``1e9``.
+    """Bytes from ``50GB``, ``500M``, ``10MiB``, ``1e9`` (``validate.values``).
 
-    >>> parse_size("1.5GB", "max_bytes_per_hour")
+    >>> parse_size("1.5G", "max_bytes_per_hour")
     1500000000.0
     """
-    if isinstance(text, bool):
-        raise InputError(f"{name} must be a size such as 50GB, got {text!r}")
-    if isinstance(text, int | float):
-        v = float(text)
-    else:
-        m = _SIZE.match(text)
-        if not m:
-            raise InputError(f"{name}: cannot read the size {text!r}", hint="use e.g. 50GB, 500MB or bytes")
-        mult = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}[(m.group(2) or "b").lower()]
-        v = float(m.group(1)) * mult
-    if not math.isfinite(v) or v <= 0:
-        raise InputError(f"{name} must be a positive size, got {text!r}")
-    return v
+    if isinstance(text, bool) or not isinstance(text, str | int | float):
+        raise InputError(f"{name} must be a size such as 50G, got {text!r}")
+    if isinstance(text, float):
+        text = int(text) if math.isfinite(text) and text == int(text) else text
+    t = str(text).strip()
+    if t.lower().endswith("b") and not t.lower().endswith("ib") and len(t) > 1 and not t[-2].isdigit():
+        t = t[:-1]  # "50GB" reads as "50G"
+    return float(parse_size_bytes(t, name))
 
 
 def parse_self_healing(value: str | list[Any], name: str = "--self-healing") -> frozenset[str]:
