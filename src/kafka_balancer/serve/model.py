@@ -99,16 +99,20 @@ def load_view(snap: Snapshot, metrics: Metrics) -> dict[str, Any]:
                                          and m.over_theta == 0)}
     brokers = []
     gamma_pos = {i: k for k, i in enumerate(live)}
+    flat = snap.replicas[snap.replicas >= 0]
+    rep_count = np.bincount(flat, minlength=snap.n_brokers)
+    lead_count = np.bincount(snap.leader[snap.leader >= 0], minlength=snap.n_brokers)
+    util = loads / snap.capacity
     for i in range(snap.n_brokers):
         row: dict[str, Any] = {"id": int(snap.broker_ids[i]), "alive": bool(snap.alive[i]),
                                "rack": snap.rack_names[snap.rack_idx[i]] if snap.rack_idx[i] >= 0 else None,
-                               "replicas": int((snap.replicas == i).sum()), "leaders": int((snap.leader == i).sum()),
+                               "replicas": int(rep_count[i]), "leaders": int(lead_count[i]),
                                "resources": {}}
         for r, res in enumerate(RESOURCES):
             k = gamma_pos.get(i)
             row["resources"][res] = {
                 "load": float(loads[i, r]), "capacity": float(snap.capacity[i, r]),
-                "util": float(loads[i, r] / snap.capacity[i, r]),
+                "util": float(util[i, r]),
                 "gamma": float(metrics.resources[res].gamma[k]) if k is not None else None,
             }
         brokers.append(row)

@@ -37,6 +37,7 @@ class Proposal:
     brokers: tuple[int, ...] = ()
     notes: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    current: tuple[tuple[int, ...], ...] = ()  # each entry's replicas before the plan
 
     @property
     def bytes(self) -> float:
@@ -47,13 +48,13 @@ class Proposal:
         if n >= len(self.plan):
             return self
         return replace(self, plan=Plan(self.plan.entries[:n]), entry_bytes=self.entry_bytes[:n],
-                       notes=(*self.notes, why))
+                       current=self.current[:n], notes=(*self.notes, why))
 
     def summary(self, snap: Snapshot | None = None, moves_shown: int = 200) -> dict[str, Any]:
         moves = []
-        cur = _current(snap) if snap is not None else {}
-        for e, b in zip(self.plan.entries[:moves_shown], self.entry_bytes, strict=False):
-            moves.append({"topic": e.topic, "partition": e.partition, "from": list(cur.get((e.topic, e.partition), ())),
+        for i, (e, b) in enumerate(zip(self.plan.entries[:moves_shown], self.entry_bytes, strict=False)):
+            moves.append({"topic": e.topic, "partition": e.partition,
+                          "from": list(self.current[i]) if i < len(self.current) else [],
                           "to": list(e.replicas), "bytes": b})
         return {
             "mode": self.mode, "brokers": list(self.brokers), "partitions": len(self.plan),
@@ -74,17 +75,21 @@ def _current(snap: Snapshot) -> dict[TP, tuple[int, ...]]:
     return out
 
 
-def entry_bytes(snap: Snapshot, plan: Plan) -> tuple[float, ...]:
-    """Bytes each entry copies: the partition's size (leader disk load) per replica it adds."""
+def entry_bytes(snap: Snapshot, plan: Plan) -> tuple[tuple[float, ...], tuple[tuple[int, ...], ...]]:
+    """Bytes each entry copies (the partition's size, its leader disk load, per replica it adds), and each
+    entry's replicas before the plan."""
     cur = _current(snap)
     index = {(snap.topics[int(snap.topic_idx[p])], int(snap.partition[p])): p for p in range(snap.n_partitions)}
     out = []
+    before = []
     for e in plan.entries:
         tp = (e.topic, e.partition)
-        added = len(set(e.replicas) - set(cur.get(tp, ())))
+        was = cur.get(tp, ())
+        before.append(was)
+        added = len(set(e.replicas) - set(was))
         p = index.get(tp)
         out.append(float(snap.leader_load[p, DISK]) * added if p is not None else 0.0)
-    return tuple(out)
+    return tuple(out), tuple(before)
 
 
 def _with_dead(snap: Snapshot, brokers: Sequence[int]) -> Snapshot:
@@ -126,10 +131,11 @@ def propose(mode: str, snap: Snapshot, theta: float, eps: float, *, brokers: Seq
         c = Constraints(add_brokers=chosen)
     res = _planner(work, theta, eps, time_limit, polish, c)
     notes = tuple(res.warnings) + tuple(res.infeasible) + tuple(res.unresolved) + tuple(res.remaining)
-    return Proposal(mode, res.plan, entry_bytes(snap, res.plan), evaluate(work, theta, eps), res.after,
+    nbytes, current = entry_bytes(snap, res.plan)
+    return Proposal(mode, res.plan, nbytes, evaluate(work, theta, eps), res.after,
                     tuple(brokers), notes, {"replica_moves": res.replica_moves, "leader_moves": res.leader_moves,
                                             "moved_bytes_model": res.moved_bytes,
-                                            "constraints": c.as_dict() if c else None})
+                                            "constraints": c.as_dict() if c else None}, current)
 
 
 def _demote(snap: Snapshot, theta: float, eps: float, brokers: Sequence[int], obs: Observation | None,
@@ -156,7 +162,7 @@ def _demote(snap: Snapshot, theta: float, eps: float, brokers: Sequence[int], ob
     plan = Plan(tuple(entries))
     after = evaluate(snap, theta, eps, rep, ldr)
     return Proposal("demote", plan, tuple(0.0 for _ in entries), before, after, tuple(brokers), (),
-                    {"replica_moves": 0, "leader_moves": len(entries)})
+                    {"replica_moves": 0, "leader_moves": len(entries)}, entry_bytes(snap, plan)[1])
 
 
 def _elect(snap: Snapshot, theta: float, eps: float, obs: Observation | None, before: Metrics) -> Proposal:
@@ -174,7 +180,7 @@ def _elect(snap: Snapshot, theta: float, eps: float, obs: Observation | None, be
             ldr[index[(t, p)]] = pos[obs.partitions[(t, p)].replicas[0]]
     after = evaluate(snap, theta, eps, None, ldr)
     return Proposal("elect_leaders", Plan(entries), tuple(0.0 for _ in entries), before, after, (), (),
-                    {"replica_moves": 0, "leader_moves": len(entries)})
+                    {"replica_moves": 0, "leader_moves": len(entries)}, tuple(e.replicas for e in entries))
 
 
 def no_moves_reason(p: Proposal) -> str:
