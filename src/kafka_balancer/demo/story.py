@@ -138,10 +138,14 @@ def run_story(opt: StoryOptions, say: Callable[[str], None] | None = None) -> St
         say(f"[2/6] skewed workload: {len(spec.topics)} topics placed mostly on brokers 1-2, "
             f"~{spec.bytes_per_s() / 1e3:.0f} kB/s, backlog {sum(t.prefill_mb for t in spec.topics):.0f} MB")
         create_skewed_topics(cluster.bootstrap, spec, [1, 2, 3, 4, 5, 6], opt.seed)
-        runner = WorkloadRunner(cluster.bootstrap, spec, seed=opt.seed, duration_s=24 * 3600, progress=False)
+        runner = WorkloadRunner(cluster.bootstrap, spec, seed=opt.seed, duration_s=24 * 3600, progress=False,
+                                connect_timeout_s=60.0)
         runner.start()
-        if not runner.steady.wait(timeout=300):
-            raise ClusterError("the workload did not finish writing its backlog within 300 s")
+        deadline = time.monotonic() + 300
+        while not runner.steady.wait(timeout=2):
+            runner.wait(timeout_s=0)  # raises at once if the workload thread failed
+            if time.monotonic() > deadline:
+                raise ClusterError("the workload did not finish writing its backlog within 300 s")
         res.timings["workload_start_s"] = round(time.monotonic() - t0, 1)
 
         cfg = ServeConfig(local_cluster=cluster.state_dir, state_dir=serve_dir, interval_s=opt.interval_s,
