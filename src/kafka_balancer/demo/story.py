@@ -203,7 +203,8 @@ def run_story(opt: StoryOptions, say: Callable[[str], None] | None = None) -> St
         ph.ok = bool(ph.execution.get("verified")) and b7["replicas"] > 0
         ph.note = (f"broker {SPARE}: {b7['replicas']} replicas, disk {b7['resources']['disk']['util']:.3f} "
                    f"(band {load['resources']['disk']['band_low']:.3f}-{load['resources']['disk']['band_high']:.3f})"
-                   f", within the ε band on {', '.join(r for r, v in inside.items() if v) or 'none'} of disk, nw_in")
+                   f"; inside the ε band on {', '.join(r for r, v in inside.items() if v) or 'none'}"
+                   f" (of {', '.join(inside)})")
         res.timings["phase_fill_s"] = round(time.monotonic() - t0, 1)
 
         say("[6/6] dashboard screenshot, report")
