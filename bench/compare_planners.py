@@ -1,20 +1,24 @@
-"""Side by side: our planner, Cruise Control (normal and fast mode), Kafka's ``--generate`` placement and a
-kafka-kit-style storage-only greedy, on the same snapshots, in one run, evaluated by the same code.
+"""Side by side: our planner, the real Cruise Control (its normal goal optimisation and its fast mode),
+Kafka's ``--generate`` placement and a kafka-kit-style storage-only greedy, on the same snapshots, in one
+run, every plan judged by the same code.
 
-One command does everything (snapshot generation, every planner, evaluation, the markdown table)::
+One command does everything (Cruise Control's jars installed into the local Maven repository when missing,
+its harness built, snapshots generated, every planner run, the plans judged, the tables written)::
 
-    .venv/bin/python bench/compare_planners.py                      # all cases, table into docs/benchmarks.md
-    .venv/bin/python bench/compare_planners.py --cases paper,racks48 --no-write
+    .venv/bin/python bench/compare_planners.py --json out/compare/results.json
+    .venv/bin/python bench/compare_planners.py --cases paper,hetero --planners ours,cc,cc-fast --no-write
 
-Every planner runs in its own child process, so that its wall time (planning only, measured inside the
-child) and its peak resident memory (the child's ``ru_maxrss`` from ``wait4``) are its own. Every plan is
-then read back as kafka-reassign-partitions JSON and judged by ``kafka_balancer.planner.metrics`` and
-``kafka_balancer.model.plan_io.apply_plan``: σ and max γ per resource, brokers over θ, hard-constraint
-violations, replica moves, leader moves, bytes moved.
+Every planner runs in its own child process, one after another: its planning time (wall and process CPU,
+measured inside the child around the planning call only) and its whole-process time (wall, and user +
+system CPU from ``wait4``: interpreter or JVM start-up and reading the snapshot included) are both
+reported, with its peak resident memory. Plans are read back as kafka-reassign-partitions JSON and judged
+by ``kafka_balancer.planner.metrics`` and ``kafka_balancer.model.plan_io.apply_plan``, plus the count
+measures Cruise Control's goals balance (replica and leader counts, per-topic spread, potential
+network-out, rack repair).
 
-Cruise Control runs through the Java harness in ``bench/peers/cruise_control`` (built here with
-``mvn -q package`` when its jar is missing). When the build fails, the Cruise Control rows say so, with
-Maven's own error line, and the ratios against it are ``n/a``.
+Cruise Control runs through the Java harness in ``bench/peers/cruise_control`` (``bench/peers/cc.py``
+installs and builds it). When a hard goal of Cruise Control cannot be met it proposes nothing: that is
+recorded as its result (``failed: <its message>``), not as an error of this script.
 """
 
 from __future__ import annotations
@@ -36,17 +40,17 @@ from typing import Any
 import numpy as np
 
 from kafka_balancer.model.plan_io import Plan, PlanEntry, apply_plan, partition_index, read_plan, write_plan
-from kafka_balancer.model.snapshot import DISK, RESOURCES, Snapshot
+from kafka_balancer.model.snapshot import DISK, NW_OUT, RESOURCES, Snapshot, broker_loads
 from kafka_balancer.model.snapshot_io import read_snapshot, write_snapshot
 from kafka_balancer.planner.metrics import Metrics, evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: make ``bench.baselines`` importable
+if str(ROOT) not in sys.path:  # run as a script: make ``bench.baselines`` and ``bench.peers`` importable
     sys.path.insert(0, str(ROOT))
 
+from bench.peers import cc  # noqa: E402
+
 SECTION = "## Side by side with Cruise Control"
-CC_DIR = ROOT / "bench" / "peers" / "cruise_control"
-CC_JAR = CC_DIR / "target" / "cc-harness.jar"
 PY_PLANNERS = ("ours", "kafka-generate", "storage-greedy")
 CC_PLANNERS = ("cc", "cc-fast")
 ALL_PLANNERS = ("ours", "cc", "cc-fast", "kafka-generate", "storage-greedy")
@@ -178,21 +182,124 @@ def kafka_generate(snap: Snapshot, seed: int = 0) -> Plan:
     return Plan(tuple(entries))
 
 
-@dataclass
-class Outcome:
-    planner: str
-    status: str  # "ok", "timeout", "failed", "blocked"
-    detail: str = ""
-    wall_s: float | None = None
-    cpu_s: float | None = None
-    peak_rss_mb: float | None = None
-    peak_heap_mb: float | None = None
-    plan_entries: int | None = None
-    moves: Moves | None = None
-    violations: Violations | None = None
-    metrics: dict[str, dict[str, float]] | None = None
-    counts: dict[str, float] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+def _cv(x: np.ndarray) -> float:
+    m = float(x.mean()) if x.size else 0.0
+    return float(x.std() / m) if m > 0 else 0.0
+
+
+def topic_spread(snap: Snapshot) -> tuple[int, int]:
+    """Per-topic replica spread over the live brokers (what Cruise Control's TopicReplicaDistributionGoal
+    evens): replicas above their topic's even share (Σ over topics and brokers of count − ⌈n_t / B⌉ where
+    positive) and the number of topics whose per-broker counts differ by more than one.
+
+    >>> import numpy as np
+    >>> s = Snapshot.build(broker_ids=[0, 1, 2], capacity=np.ones((3, 4)), topics=["a", "b"],
+    ...     topic_idx=[0, 0, 0, 1], partition=[0, 1, 2, 0], replicas=[[0], [0], [1], [2]], leader=[0, 0, 1, 2],
+    ...     leader_load=np.ones((4, 4)), follower_load=np.ones((4, 4)))
+    >>> topic_spread(s)  # topic a: 2 / 1 / 0 on three brokers (share 1): one above, spread 2
+    (1, 1)
+    """
+    live = np.nonzero(snap.alive)[0]
+    n_topics = len(snap.topics)
+    rows, cols = np.nonzero(snap.replicas >= 0)
+    brokers = snap.replicas[rows, cols]
+    topics = snap.topic_idx[rows].astype(np.int64)
+    counts = np.bincount(topics * snap.n_brokers + brokers, minlength=n_topics * snap.n_brokers)
+    counts = counts.reshape(n_topics, snap.n_brokers)[:, live]
+    per_topic = counts.sum(axis=1)
+    present = per_topic > 0
+    share = np.ceil(per_topic / max(len(live), 1))[:, None]
+    excess = int(np.maximum(counts - share, 0)[present].sum())
+    uneven = int(((counts.max(axis=1) - counts.min(axis=1)) > 1)[present].sum()) if live.size else 0
+    return excess, uneven
+
+
+def rack_duplicates(snap: Snapshot) -> int:
+    """Partitions with two replicas in one rack although a live rack without one exists (what Cruise
+    Control's RackAwareGoal repairs). Brokers without a rack count as racks of their own host, as Cruise
+    Control's load monitor places them; 0 when there is a single rack."""
+    group = np.where(snap.rack_idx >= 0, snap.rack_idx, len(snap.rack_names) + snap.host_idx)
+    n_groups = len(np.unique(group[snap.alive]))
+    if n_groups <= 1:
+        return 0
+    rep = snap.replicas
+    g = np.where(rep >= 0, group[np.maximum(rep, 0)], -1 - np.arange(rep.shape[1])[None, :])
+    g = np.sort(g, axis=1)
+    dup = (g[:, 1:] == g[:, :-1]) & (g[:, 1:] >= 0)
+    distinct = (rep >= 0).sum(axis=1) - dup.sum(axis=1)
+    rf = (rep >= 0).sum(axis=1)
+    return int(((distinct < rf) & (distinct < n_groups)).sum())
+
+
+def count_balance(snap: Snapshot, theta: float = 0.8) -> dict[str, float]:
+    """What Cruise Control's default goals also balance and the seed-001 metrics do not, over live brokers:
+    the coefficient of variation of replica counts and of leader counts, the highest *potential*
+    network-out utilisation (every replica a broker holds turned leader: Cruise Control's PotentialNwOutGoal)
+    and how many brokers that puts over θ, the per-topic spread (:func:`topic_spread`) and the partitions
+    a rack repair would fix (:func:`rack_duplicates`).
+
+    >>> import numpy as np
+    >>> s = Snapshot.build(broker_ids=[0, 1], capacity=np.full((2, 4), 10.0), topics=["t"], topic_idx=[0, 0],
+    ...     partition=[0, 1], replicas=[[0, 1], [0, 1]], leader=[0, 0],
+    ...     leader_load=[[1, 1, 1, 4], [1, 1, 1, 2]], follower_load=[[1, 1, 1, 0], [1, 1, 1, 0]])
+    >>> c = count_balance(s)
+    >>> (c["replica_cv"], c["leader_cv"], c["max_potential_nw_out"], c["potential_nw_out_over_theta"])
+    (0.0, 1.0, 0.6, 0.0)
+    """
+    live = snap.alive
+    n = snap.n_brokers
+    rep = snap.replicas
+    rows, cols = np.nonzero(rep >= 0)
+    brokers = rep[rows, cols]
+    replicas = np.bincount(brokers, minlength=n)[live].astype(np.float64)
+    has = snap.leader >= 0
+    leaders = np.bincount(snap.leader[has], minlength=n)[live].astype(np.float64)
+    potential = np.bincount(brokers, weights=snap.leader_load[rows, NW_OUT], minlength=n)
+    pot_util = potential[live] / snap.capacity[live, NW_OUT]
+    excess, uneven = topic_spread(snap)
+    return {
+        "replica_cv": _cv(replicas),
+        "leader_cv": _cv(leaders),
+        "max_potential_nw_out": float(pot_util.max()) if pot_util.size else 0.0,
+        "potential_nw_out_over_theta": float((pot_util > theta).sum()),
+        "topic_excess": float(excess),
+        "topics_uneven": float(uneven),
+        "rack_duplicates": float(rack_duplicates(snap)),
+    }
+
+
+def brokers_over_theta(snap: Snapshot, theta: float) -> int:
+    """Live brokers above θ on at least one resource."""
+    util = broker_loads(snap)[snap.alive] / snap.capacity[snap.alive]
+    return int((util > theta).any(axis=1).sum())
+
+
+def state_measures(snap: Snapshot, theta: float, eps: float) -> dict[str, float]:
+    """Every per-state measure of the table, flat: σ and max γ per resource, their maximum, (broker,
+    resource) pairs and brokers over θ, and :func:`count_balance`."""
+    met = evaluate(snap, theta, eps).as_dict()
+    out: dict[str, float] = {}
+    for r in RESOURCES:
+        out[f"sigma_{r}"] = float(met[r]["sigma"])
+        out[f"gamma_{r}"] = float(met[r]["gamma"])
+    out["max_gamma"] = max(out[f"gamma_{r}"] for r in RESOURCES)
+    out["over_theta_pairs"] = float(sum(met[r]["over_theta"] for r in RESOURCES))
+    out["over_theta_brokers"] = float(brokers_over_theta(snap, theta))
+    out.update(count_balance(snap, theta))
+    return out
+
+
+def plan_measures(before: Snapshot, plan: Plan, theta: float, eps: float) -> tuple[dict[str, float], Violations]:
+    """The after-state measures of ``plan`` plus what moved (:func:`moves`), and its violations."""
+    valid, structural = split_plan(before, plan)
+    after = apply_plan(before, valid)
+    v = after_violations(before, after)
+    viol = Violations(structural.rf, structural.distinct, structural.unknown, v.live_only, v.rack_spread, v.host_spread)
+    out = state_measures(after, theta, eps)
+    mv = moves(before, after)
+    out.update(replica_moves=float(mv.replica_moves), leader_moves=float(mv.leader_moves), bytes_moved=mv.bytes_moved)
+    out["violations"] = float(viol.total())
+    return out, viol
 
 
 def judge(before: Snapshot, plan: Plan, theta: float, eps: float) -> tuple[Moves, Violations, Metrics]:
@@ -204,38 +311,22 @@ def judge(before: Snapshot, plan: Plan, theta: float, eps: float) -> tuple[Moves
     return moves(before, after), viol, evaluate(after, theta, eps)
 
 
-def count_balance(snap: Snapshot) -> dict[str, float]:
-    """What Cruise Control's default goals also balance and the seed-001 metrics do not, over live brokers:
-    the coefficient of variation of replica counts and of leader counts, and the highest *potential*
-    network-out utilisation (every replica a broker holds turned leader: Cruise Control's PotentialNwOutGoal).
-
-    >>> import numpy as np
-    >>> s = Snapshot.build(broker_ids=[0, 1], capacity=np.full((2, 4), 10.0), topics=["t"], topic_idx=[0, 0],
-    ...     partition=[0, 1], replicas=[[0, 1], [0, 1]], leader=[0, 0],
-    ...     leader_load=[[1, 1, 1, 4], [1, 1, 1, 2]], follower_load=[[1, 1, 1, 0], [1, 1, 1, 0]])
-    >>> count_balance(s)
-    {'replica_cv': 0.0, 'leader_cv': 1.0, 'max_potential_nw_out': 0.6}
-    """
-    live = snap.alive
-    n = snap.n_brokers
-    rep = snap.replicas
-    rows, cols = np.nonzero(rep >= 0)
-    brokers = rep[rows, cols]
-    replicas = np.bincount(brokers, minlength=n)[live].astype(np.float64)
-    has = snap.leader >= 0
-    leaders = np.bincount(snap.leader[has], minlength=n)[live].astype(np.float64)
-    potential = np.bincount(brokers, weights=snap.leader_load[rows, 3], minlength=n)
-    pot_util = potential[live] / snap.capacity[live, 3]
-
-    def cv(x: np.ndarray) -> float:
-        m = float(x.mean()) if x.size else 0.0
-        return float(x.std() / m) if m > 0 else 0.0
-
-    return {
-        "replica_cv": cv(replicas),
-        "leader_cv": cv(leaders),
-        "max_potential_nw_out": float(pot_util.max()) if pot_util.size else 0.0,
-    }
+@dataclass
+class Outcome:
+    planner: str
+    status: str  # "ok", "failed" (no plan: Cruise Control's hard goals unmet, or a crash), "timeout"
+    detail: str = ""
+    wall_s: float | None = None  # planning only, inside the process
+    cpu_s: float | None = None  # process CPU during planning only (every thread)
+    proc_wall_s: float | None = None  # the whole child process: start-up, reading the snapshot, writing the plan
+    proc_cpu_s: float | None = None  # its user + system CPU (wait4)
+    peak_rss_mb: float | None = None
+    peak_heap_mb: float | None = None
+    load_avg: tuple[float, float, float] | None = None  # `uptime` load averages when the run started
+    plan_entries: int | None = None
+    measures: dict[str, float] | None = None
+    violations: Violations | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def ratio(ours: float | None, theirs: float | None) -> str:
@@ -268,85 +359,121 @@ def _fmt(x: float | None, spec: str = ".3g") -> str:
     return "–" if x is None else format(x, spec)
 
 
-def _counts_cells(c: dict[str, float] | None) -> str:
-    if c is None:
-        return " | "
-    return f"{c['replica_cv']:.3f} / {c['leader_cv']:.3f} | {c['max_potential_nw_out']:.2f}"
+def _num(x: float) -> str:
+    return f"{round(x):,}"
 
 
-def _mean_sigma(o: Outcome) -> float | None:
-    if o.metrics is None:
-        return None
-    return float(np.mean([o.metrics[r]["sigma"] for r in RESOURCES]))
+# (label, key in measures, formatter); "moves" rows have no *before* value
+ROWS: tuple[tuple[str, str, Callable[[float], str]], ...] = (
+    *((f"σ {r}", f"sigma_{r}", lambda x: f"{x:.3g}") for r in RESOURCES),
+    *((f"max γ {r}", f"gamma_{r}", lambda x: f"{x:.3f}") for r in RESOURCES),
+    ("max γ (any resource)", "max_gamma", lambda x: f"{x:.3f}"),
+    ("(broker, resource) pairs > θ", "over_theta_pairs", _num),
+    ("brokers > θ", "over_theta_brokers", _num),
+    ("GB moved", "bytes_moved", lambda x: f"{x / 1e9:,.1f}"),
+    ("replica moves", "replica_moves", _num),
+    ("leader moves", "leader_moves", _num),
+    ("replica-count CV", "replica_cv", lambda x: f"{x:.3f}"),
+    ("leader-count CV", "leader_cv", lambda x: f"{x:.3f}"),
+    ("topic spread: replicas above even share", "topic_excess", _num),
+    ("topic spread: topics uneven (max − min > 1)", "topics_uneven", _num),
+    ("max potential nw_out", "max_potential_nw_out", lambda x: f"{x:.2f}"),
+    ("brokers with potential nw_out > θ", "potential_nw_out_over_theta", _num),
+    ("partitions a rack repair would fix", "rack_duplicates", _num),
+)
+
+
+def _violations_cell(v: Violations | None) -> str:
+    if v is None:
+        return ""
+    if v.total() == 0:
+        return "0"
+    return ", ".join(f"{k} {n}" for k, n in v.as_dict().items() if n)
+
+
+def _status_cell(o: Outcome) -> str:
+    return o.status if not o.detail else f"{o.status}: {cc.short_failure(o.detail)}"
 
 
 def render_case(case: dict[str, Any], outcomes: Sequence[Outcome]) -> str:
-    """Markdown for one snapshot: one row per planner, then ours ÷ each other planner."""
-    lines = [
+    """Markdown for one snapshot: one row per measure, one column per planner (and the state before)."""
+    head = (
         f"#### {case['name']} — {case['brokers']} brokers ({case['alive']} live), {case['partitions']:,} "
-        f"partitions, {case['replicas']:,} replicas; η = {case['eta']:.2e}",
-        "",
-        "| planner | status | time s | CPU s | peak RSS MB | replica moves | leader moves | GB moved "
-        "| σ cpu / disk / in / out | max γ cpu / disk / in / out | >θ | violations "
-        "| CV replicas / leaders | max potential nw_out |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|---|---:|",
-    ]
-    before = case["before"]
-    lines.append(
-        "| *before* | | | | | | | | "
-        + " / ".join(_fmt(before[r]["sigma"]) for r in RESOURCES)
-        + " | "
-        + " / ".join(_fmt(before[r]["gamma"], ".2f") for r in RESOURCES)
-        + " | "
-        + str(int(sum(before[r]["over_theta"] for r in RESOURCES)))
-        + " | | "
-        + _counts_cells(case.get("before_counts"))
-        + " |"
+        f"partitions, {case['replicas']:,} replicas; η = {case['eta']:.2e}"
     )
-    for o in outcomes:
-        status = o.status if not o.detail else f"{o.status}: {o.detail}"
-        if o.metrics is None or o.moves is None or o.violations is None:
-            lines.append(
-                f"| {o.planner} | {status} | {_fmt(o.wall_s, '.2f')} | {_fmt(o.cpu_s, '.2f')} "
-                f"| {_fmt(o.peak_rss_mb, '.0f')} | | | | | | | | | |"
-            )
+    cols = ["measure", "before", *(o.planner for o in outcomes)]
+    lines = [head, "", "| " + " | ".join(cols) + " |", "|---|" + "---:|" * (len(cols) - 1)]
+
+    def row(label: str, before: str, cells: Sequence[str]) -> None:
+        lines.append(f"| {label} | {before} | " + " | ".join(cells) + " |")
+
+    row("status", "", [_status_cell(o) for o in outcomes])
+    before = case["before_measures"]
+    for label, key, f in ROWS:
+        b = f(before[key]) if key in before else ""
+        row(label, b, [f(o.measures[key]) if o.measures is not None else "" for o in outcomes])
+    row("hard-constraint violations", "", [_violations_cell(o.violations) for o in outcomes])
+    row("plan time s (wall / CPU)", "", [
+        f"{_fmt(o.wall_s, '.2f')} / {_fmt(o.cpu_s, '.2f')}" if o.wall_s is not None else "" for o in outcomes
+    ])
+    row("whole process s, start-up included (wall / CPU)", "", [
+        f"{_fmt(o.proc_wall_s, '.2f')} / {_fmt(o.proc_cpu_s, '.2f')}" if o.proc_wall_s is not None else ""
+        for o in outcomes
+    ])
+    row("peak RSS MB (heap MB)", "", [
+        _fmt(o.peak_rss_mb, ",.0f") + (f" ({o.peak_heap_mb:,.0f})" if o.peak_heap_mb is not None else "")
+        for o in outcomes
+    ])
+    row("load average at start (1 / 5 / 15 min)", "", [
+        " / ".join(f"{x:.1f}" for x in o.load_avg) if o.load_avg else "" for o in outcomes
+    ])
+    cc_goals = [o for o in outcomes if o.planner in CC_PLANNERS and o.extra.get("violated_goals_after") is not None]
+    if cc_goals:
+        row("Cruise Control goals violated after", "", [
+            (", ".join(o.extra["violated_goals_after"]) or "none") if o in cc_goals else "" for o in outcomes
+        ])
+    return "\n".join(lines) + "\n"
+
+
+def _mean_sigma(m: dict[str, float] | None) -> float | None:
+    return None if m is None else float(np.mean([m[f"sigma_{r}"] for r in RESOURCES]))
+
+
+def _pair(a: dict[str, float] | None, b: dict[str, float] | None, key: str, spec: str) -> str:
+    return ("–" if a is None else format(a[key], spec)) + " / " + ("–" if b is None else format(b[key], spec))
+
+
+def render_summary(results: Sequence[dict[str, Any]]) -> str:
+    """One line per case and peer: the headline ratios of ours against Cruise Control (normal and fast)."""
+    lines = [
+        "| case | vs | peer status | σ ours ÷ peer (cpu / disk / nw_in / nw_out) | bytes ours ÷ peer "
+        "| replica CV ours / peer | leader CV ours / peer | >θ pairs ours / peer | plan CPU s ours / peer "
+        "| whole-process CPU s ours / peer |",
+        "|---|---|---|---|---:|---|---|---|---|---|",
+    ]
+    for res in results:
+        outs = {o["planner"]: o for o in res["outcomes"]}
+        ours = outs.get("ours")
+        if ours is None:
             continue
-        v = o.violations
-        viol = "0" if v.total() == 0 else ", ".join(f"{k} {n}" for k, n in v.as_dict().items() if n)
-        over = int(sum(o.metrics[r]["over_theta"] for r in RESOURCES))
-        lines.append(
-            f"| {o.planner} | {status} | {_fmt(o.wall_s, '.2f')} | {_fmt(o.cpu_s, '.2f')} "
-            f"| {_fmt(o.peak_rss_mb, '.0f')} "
-            f"| {o.moves.replica_moves:,} | {o.moves.leader_moves:,} | {o.moves.bytes_moved / 1e9:,.1f} | "
-            + " / ".join(_fmt(o.metrics[r]["sigma"]) for r in RESOURCES)
-            + " | "
-            + " / ".join(_fmt(o.metrics[r]["gamma"], ".2f") for r in RESOURCES)
-            + f" | {over} | {viol} | {_counts_cells(o.counts)} |"
-        )
-    ours = next((o for o in outcomes if o.planner == "ours"), None)
-    if ours is not None:
-        lines += [
-            "",
-            "| ours ÷ | time | CPU time | bytes moved | σ cpu | σ disk | σ nw_in | σ nw_out | mean σ |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-        ]
-        for o in outcomes:
-            if o.planner == "ours":
+        om = ours["measures"]
+        for peer in CC_PLANNERS:
+            p = outs.get(peer)
+            if p is None:
                 continue
-            ok = o.metrics is not None and ours.metrics is not None
-            cells = [
-                ratio(ours.wall_s, o.wall_s) if o.status == "ok" and ours.status == "ok" else "n/a",
-                ratio(ours.cpu_s, o.cpu_s) if o.status == "ok" and ours.status == "ok" else "n/a",
-                ratio(ours.moves.bytes_moved if ours.moves else None, o.moves.bytes_moved if o.moves else None),
-            ]
-            for r in RESOURCES:
-                cells.append(
-                    ratio(ours.metrics[r]["sigma"], o.metrics[r]["sigma"])  # type: ignore[index]
-                    if ok
-                    else "n/a"
-                )
-            cells.append(ratio(_mean_sigma(ours), _mean_sigma(o)))
-            lines.append(f"| {o.planner} | " + " | ".join(cells) + " |")
+            pm = p["measures"]
+            both = om is not None and pm is not None
+            sig = " / ".join(ratio(om[f"sigma_{r}"], pm[f"sigma_{r}"]) for r in RESOURCES) if both else "n/a"
+
+            status = p["status"] + (f" ({p['extra'].get('failed_goal', '')})" if p["status"] == "failed" else "")
+            lines.append(
+                f"| {res['case']['preset']} | {peer} | {status} | {sig} "
+                f"| {ratio(om['bytes_moved'], pm['bytes_moved']) if both else 'n/a'} "
+                f"| {_pair(om, pm, 'replica_cv', '.3f')} | {_pair(om, pm, 'leader_cv', '.3f')} "
+                f"| {_pair(om, pm, 'over_theta_pairs', '.0f')} "
+                f"| {_fmt(ours['cpu_s'], '.2f')} / {_fmt(p['cpu_s'], '.2f')} "
+                f"| {_fmt(ours['proc_cpu_s'], '.2f')} / {_fmt(p['proc_cpu_s'], '.2f')} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -392,11 +519,12 @@ class ChildResult:
     returncode: int | None  # None = killed at the timeout
     peak_rss_mb: float
     elapsed_s: float
+    cpu_s: float  # user + system CPU of the child (and its waited-for children)
     stderr_tail: str
 
 
 def run_child(cmd: Sequence[str], timeout_s: float, log: Path) -> ChildResult:
-    """Run ``cmd``; its own peak RSS comes from ``wait4``. Killed (its process group) at the timeout."""
+    """Run ``cmd``; its own peak RSS and CPU come from ``wait4``. Killed (its process group) at the timeout."""
     t0 = time.monotonic()
     with log.open("wb") as err:
         proc = subprocess.Popen(list(cmd), stdout=err, stderr=subprocess.STDOUT, start_new_session=True)
@@ -413,27 +541,16 @@ def run_child(cmd: Sequence[str], timeout_s: float, log: Path) -> ChildResult:
     proc.returncode = os.waitstatus_to_exitcode(status)
     tail = log.read_text(errors="replace").strip().splitlines()[-3:]
     return ChildResult(
-        None if killed else proc.returncode, usage.ru_maxrss / 1024.0, time.monotonic() - t0, " | ".join(tail)[-300:]
+        None if killed else proc.returncode,
+        usage.ru_maxrss / 1024.0,
+        time.monotonic() - t0,
+        usage.ru_utime + usage.ru_stime,
+        " | ".join(tail)[-300:],
     )
 
 
-def build_cc_harness(log: Path) -> tuple[bool, str]:
-    """Build the Cruise Control harness once (``mvn -q package``); (ok, first Maven error line)."""
-    if CC_JAR.exists():
-        return True, ""
-    cmd = ["mvn", "-q", "-B", "-U", "-f", str(CC_DIR / "pom.xml"), "package", "-DskipTests"]
-    res = run_child(cmd, 1200, log)
-    if res.returncode == 0 and CC_JAR.exists():
-        return True, ""
-    text = re.sub(r"\x1b\[[0-9;]*m", "", log.read_text(errors="replace"))
-    errors = [ln.removeprefix("[ERROR]").strip() for ln in text.splitlines() if ln.startswith("[ERROR]")]
-    errors = [e for e in errors if e] or [text.strip()[-300:]]
-    first = next((e for e in errors if "Could not" in e or "Failed" in e), errors[0])
-    return False, first.split(" -> [Help")[0].replace("|", "/")[:700]
-
-
 def run_planner(
-    planner: str, snap_path: Path, work: Path, args: argparse.Namespace, cc_state: tuple[bool, str]
+    planner: str, snap_path: Path, n_replicas: int, work: Path, args: argparse.Namespace
 ) -> tuple[Outcome, Path | None]:
     plan_path = work / f"{planner}.plan.json"
     stats_path = work / f"{planner}.stats.json"
@@ -442,11 +559,10 @@ def run_planner(
         p.unlink(missing_ok=True)
     common = ["--snapshot", str(snap_path), "--plan", str(plan_path), "--stats", str(stats_path),
               "--theta", str(args.theta), "--eps", str(args.eps)]
+    load = os.getloadavg()
     if planner in CC_PLANNERS:
-        ok = cc_state[0]
-        if not ok:
-            return Outcome(planner, "blocked", "harness not built (Maven's error above)"), None
-        cmd = ["java", f"-Xmx{args.cc_xmx}", "-jar", str(CC_JAR), *common]
+        xmx = cc.default_xmx(n_replicas) if args.cc_xmx == "auto" else args.cc_xmx
+        cmd = ["java", f"-Xmx{xmx}", "-XX:+UseParallelGC", "-jar", str(cc.HARNESS_JAR), *common]
         cmd += ["--fast"] if planner == "cc-fast" else []
         timeout = args.cc_timeout
     else:
@@ -454,29 +570,32 @@ def run_planner(
         cmd += ["--seed", str(args.seed)]
         timeout = args.timeout
     res = run_child(cmd, timeout, log)
+
+    def outcome(status: str, detail: str = "") -> Outcome:
+        return Outcome(planner, status, detail, proc_wall_s=res.elapsed_s, proc_cpu_s=res.cpu_s,
+                       peak_rss_mb=res.peak_rss_mb, load_avg=load)
+
     if res.returncode is None:
-        return Outcome(
-            planner, "timeout", f"cut at {timeout:.0f} s", wall_s=res.elapsed_s, peak_rss_mb=res.peak_rss_mb
-        ), None
-    if res.returncode != 0 or not plan_path.exists():
-        return Outcome(
-            planner,
-            "failed",
-            f"exit {res.returncode}: {res.stderr_tail}".replace("|", "/"),
-            peak_rss_mb=res.peak_rss_mb,
-        ), None
+        return outcome("timeout", f"cut at {timeout:.0f} s"), None
+    if res.returncode != 0 or not stats_path.exists():
+        return outcome("failed", f"exit {res.returncode}: {res.stderr_tail}".replace("|", "/")), None
     stats = json.loads(stats_path.read_text())
-    heap = stats.get("peak_heap_bytes")
-    cpu = stats.get("cpu_s")
-    out = Outcome(
-        planner,
-        "ok",
-        wall_s=float(stats["wall_s"]),
-        cpu_s=None if cpu is None else float(cpu),
-        peak_rss_mb=res.peak_rss_mb,
-        peak_heap_mb=None if heap is None else heap / 2**20,
-        extra={k: v for k, v in stats.items() if k not in ("wall_s", "cpu_s", "peak_heap_bytes")},
-    )
+    if planner in CC_PLANNERS:
+        s = cc.parse_stats(stats)
+        out = outcome(s.status, cc.short_failure(s.failure) if s.status == "failed" else "")
+        out.wall_s, out.cpu_s, out.peak_heap_mb = s.wall_s, s.cpu_s, s.peak_heap_mb
+        out.extra = {
+            "thread_cpu_s": s.thread_cpu_s, "jvm_startup_cpu_s": s.startup_cpu_s, "load_cpu_s": s.load_cpu_s,
+            "failed_goal": s.failed_goal, "failure": s.failure, "proposals": s.proposals,
+            "violated_goals_before": list(s.violated_before), "goal_seconds": s.goal_seconds, "xmx": xmx,
+        }
+        if s.status == "ok":
+            out.extra["violated_goals_after"] = list(s.violated_after)
+        return out, plan_path if s.status == "ok" and plan_path.exists() else None
+    if not plan_path.exists():
+        return outcome("failed", "no plan written"), None
+    out = outcome("ok")
+    out.wall_s, out.cpu_s = float(stats["wall_s"]), float(stats["cpu_s"])
     return out, plan_path
 
 
@@ -499,6 +618,160 @@ def make_snapshot(case: str, seed: int, path: Path) -> Snapshot:
     return read_snapshot(path)
 
 
+def _outcome_json(o: Outcome) -> dict[str, Any]:
+    d = dict(o.__dict__)
+    d["violations"] = None if o.violations is None else o.violations.as_dict()
+    return d
+
+
+def _git_describe() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
+            capture_output=True, text=True, timeout=10, check=False,
+        )
+        return out.stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def command_line(argv: Sequence[str]) -> str:
+    """The command as a reader would retype it.
+
+    >>> command_line(["--cases", "paper,hetero", "--json", "out/r.json"])
+    '.venv/bin/python bench/compare_planners.py --cases paper,hetero --json out/r.json'
+    """
+    return " ".join([".venv/bin/python", "bench/compare_planners.py", *(shlex.quote(a) for a in argv)])
+
+
+def outcome_from_json(d: dict[str, Any]) -> Outcome:
+    """An :class:`Outcome` back from the results JSON (``--render`` redraws the tables from it)."""
+    o = Outcome(**{k: v for k, v in d.items() if k not in ("violations", "load_avg")})
+    o.violations = None if d.get("violations") is None else Violations(**d["violations"])
+    o.load_avg = None if d.get("load_avg") is None else tuple(d["load_avg"])  # type: ignore[assignment]
+    return o
+
+
+def render_section(results: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str:
+    """The whole markdown section: how it was run, the summary against Cruise Control, one table per case."""
+    sections = [render_case(r["case"], [outcome_from_json(o) for o in r["outcomes"]]) for r in results]
+    load = meta.get("load_start") or [float("nan")]
+    load_end = meta.get("load_end") or [float("nan")]
+    head = [
+        "",
+        "Written by `bench/compare_planners.py`; do not edit by hand. Every planner ran in its own process, "
+        "one at a time, on the same snapshot; every plan was judged by the same code "
+        "(`kafka_balancer.planner.metrics`, `kafka_balancer.model.plan_io.apply_plan`, and the count "
+        "measures in `bench/compare_planners.py`). What the numbers mean and why each side wins where it "
+        "does: `docs/cruise-control-notes.md`.",
+        "",
+        f"- command: `{meta['command']}`",
+        f"- machine: {meta.get('machine', '?')}, {meta.get('cores', '?')} cores shared with other work (load "
+        f"averages per run in each table; {load[0]:.1f} at the start, {load_end[0]:.1f} at the end), "
+        f"Python {meta.get('python', '?')}; θ = {meta['theta']}, ε = {meta['eps']}, simulator seed "
+        f"{meta['seed']}; last case finished {meta.get('updated', '?')}",
+        f"- code: `{meta['code']}` (`-dirty`: uncommitted changes in the tree)",
+        f"- Cruise Control: {meta['cruise_control']}; `cc` = its goal optimisation with its default goals, "
+        "`cc-fast` = the same with fast mode on; JVM heap `-Xmx` "
+        + (
+            "by size (2g up to 50k replicas, 6g up to 500k, 12g above)"
+            if meta.get("cc_xmx", "auto") == "auto"
+            else str(meta["cc_xmx"])
+        ),
+        "- plan time: wall-clock and process CPU (every thread: for Cruise Control its JVM's GC and JIT "
+        "threads too) around the planning call only, **without** interpreter / JVM start-up and snapshot "
+        "parsing. Whole process: the child's wall-clock and user + system CPU (`wait4`), **with** start-up, "
+        "reading the snapshot and building the model (Cruise Control: JVM start-up, Jackson, ClusterModel). "
+        "Peak RSS: that whole process (`ru_maxrss`); Cruise Control's peak heap in brackets.",
+        "- σ, max γ: seed 001's formulas (5) and (4) per resource over the live brokers. >θ: (broker, "
+        "resource) pairs, and brokers, above θ after the plan.",
+        "- replica- / leader-count CV: coefficient of variation of replicas and leaders per live broker. Topic "
+        "spread: replicas above their topic's even share ⌈n/B⌉, and topics whose per-broker counts differ by "
+        "more than one. Potential nw_out: a broker's network-out if every replica it holds led, ÷ capacity. "
+        "Rack repair: partitions with two replicas in one rack (a host, when brokers have no rack) while a "
+        "rack without one is live.",
+        "- hard-constraint violations: rf / distinct / unknown (malformed plan entries), live_only (replicas on "
+        "dead brokers after the plan), rack_spread / host_spread (partitions on fewer racks / hosts than before).",
+        "- a Cruise Control `failed` is its own answer: a hard goal cannot be met, so it proposes nothing "
+        "(its message is quoted; the cluster stays as *before*).",
+        "",
+        "### Ours against Cruise Control, per case",
+        "",
+        render_summary(results),
+        "Ratios are ours ÷ Cruise Control: below 1 means ours is more even or moves fewer bytes.",
+        "",
+        "### Every measure, per case",
+        "",
+        "",
+    ]
+    return "\n".join(head) + "\n".join(sections)
+
+
+def run_meta(args: argparse.Namespace) -> dict[str, Any]:
+    """What the section's header says about the run (kept in the results JSON, so ``--render`` can redraw)."""
+    return {
+        "command": command_line(args.argv),
+        "theta": args.theta,
+        "eps": args.eps,
+        "seed": args.seed,
+        "code": _git_describe(),
+        "cruise_control": args.cc_status,
+        "cc_xmx": args.cc_xmx,
+        "machine": platform.machine(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "load_start": list(args.load_start),
+    }
+
+
+def write_section(md_path: Path, body: str) -> None:
+    doc = md_path.read_text() if md_path.exists() else "# Benchmarks\n"
+    if "<!-- COMPARE:BEGIN -->" in doc:  # marked section: other sections' markers stay intact
+        head, rest = doc.split("<!-- COMPARE:BEGIN -->", 1)
+        tail = rest.split("<!-- COMPARE:END -->", 1)[1]
+        doc = head + f"<!-- COMPARE:BEGIN -->\n{SECTION}\n{body.rstrip()}\n<!-- COMPARE:END -->" + tail
+    else:
+        doc = replace_section(doc, SECTION, body)
+    md_path.write_text(doc)
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(
+        prog="compare_planners.py", description=__doc__.split("\n\n")[0] if __doc__ else None
+    )
+    ap.add_argument("--cases", default=",".join(DEFAULT_CASES),
+                    help="simulator presets, comma-separated (default: all, big ones last)")
+    ap.add_argument("--planners", default=",".join(ALL_PLANNERS), help=f"comma-separated from {','.join(ALL_PLANNERS)}")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--theta", type=float, default=0.8)
+    ap.add_argument("--eps", type=float, default=0.1)
+    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per Python planner run")
+    ap.add_argument("--cc-timeout", type=float, default=1800.0, help="seconds per Cruise Control run")
+    ap.add_argument("--cc-xmx", default="auto", help="heap of the Cruise Control JVM (default: by cluster size)")
+    ap.add_argument("--cc-jars", default=None,
+                    help="directory of the Cruise Control 2.5.146 jars (default: ../shared/peers/cruise-control)")
+    ap.add_argument("--maven-repo", default=str(Path.home() / ".m2" / "repository"),
+                    help="the local Maven repository the jars are installed into")
+    ap.add_argument("--work", default=str(ROOT / "out" / "compare"), help="snapshots, plans, logs")
+    ap.add_argument("--json", default=None, metavar="OUT", help="write every measure of every run here")
+    ap.add_argument("--results-md", default=None, metavar="OUT", help="also write the tables to this markdown file")
+    ap.add_argument("--md", default=str(ROOT / "docs" / "benchmarks.md"))
+    ap.add_argument("--no-write", action="store_true", help="print the markdown, do not edit --md")
+    ap.add_argument("--render", default=None, metavar="RESULTS",
+                    help="redraw the tables from a results JSON written by --json; run nothing")
+    args = ap.parse_args(argv)
+    args.argv = list(argv)
+    unknown = [p for p in args.planners.split(",") if p and p not in ALL_PLANNERS]
+    if unknown:
+        ap.error(f"unknown planner {unknown[0]!r} in --planners; choose from {','.join(ALL_PLANNERS)}")
+    from kafka_balancer.sim.cluster import PRESETS
+
+    bad = [c for c in args.cases.split(",") if c and c not in PRESETS]
+    if bad:
+        ap.error(f"unknown case {bad[0]!r} in --cases; simulator presets are {','.join(PRESETS)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["_worker"]:
@@ -511,43 +784,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         wp.add_argument("--seed", type=int, default=1)
         return worker_main(wp.parse_args(argv[1:]))
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    ap.add_argument(
-        "--cases",
-        default=",".join(DEFAULT_CASES),
-        help="simulator presets, comma-separated (default: all, big ones last)",
-    )
-    ap.add_argument("--planners", default=",".join(ALL_PLANNERS))
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--theta", type=float, default=0.8)
-    ap.add_argument("--eps", type=float, default=0.1)
-    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per Python planner run")
-    ap.add_argument("--cc-timeout", type=float, default=1800.0, help="seconds per Cruise Control run")
-    ap.add_argument("--cc-xmx", default="6g", help="heap of the Cruise Control JVM")
-    ap.add_argument("--work", default=str(ROOT / "out" / "compare"), help="snapshots, plans, logs")
-    ap.add_argument("--md", default=str(ROOT / "docs" / "benchmarks.md"))
-    ap.add_argument("--no-write", action="store_true", help="print the markdown, do not edit --md")
-    args = ap.parse_args(argv)
-    args.load_start = os.getloadavg()[0]
+    args = parse_args(argv)
+    if args.render:
+        return render_main(args)
+    args.load_start = os.getloadavg()
     cases = [c for c in args.cases.split(",") if c]
     planners = [p for p in args.planners.split(",") if p]
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
 
-    cc_state = (False, "not requested")
+    args.cc_status = "not run"
     if any(p in CC_PLANNERS for p in planners):
-        print("building the Cruise Control harness (mvn -q package) ...", file=sys.stderr, flush=True)
-        cc_state = build_cc_harness(work / "cc-build.log")
-        print(f"  {'ok' if cc_state[0] else 'FAILED: ' + cc_state[1]}", file=sys.stderr, flush=True)
+        print("preparing Cruise Control (jars, harness build) ...", file=sys.stderr, flush=True)
+        try:
+            args.cc_status = cc.prepare(ROOT, Path(args.maven_repo), work, args.cc_jars)
+        except cc.CcUnavailable as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(f"  {args.cc_status}", file=sys.stderr, flush=True)
 
-    sections: list[str] = []
+    meta = run_meta(args)
     results: list[dict[str, Any]] = []
     for case in cases:
         cdir = work / f"{case}-s{args.seed}"
         cdir.mkdir(parents=True, exist_ok=True)
         snap_path = cdir / "snapshot.json"
         snap = make_snapshot(case, args.seed, snap_path)
-        m0 = evaluate(snap, args.theta, args.eps)
         info = {
             "name": snap.name or case,
             "preset": case,
@@ -555,112 +817,68 @@ def main(argv: Sequence[str] | None = None) -> int:
             "alive": int(snap.alive.sum()),
             "partitions": snap.n_partitions,
             "replicas": snap.n_replicas,
-            "eta": m0.eta,
-            "before": m0.as_dict(),
-            "before_counts": count_balance(snap),
+            "eta": evaluate(snap, args.theta, args.eps).eta,
+            "before_measures": state_measures(snap, args.theta, args.eps),
         }
         outcomes: list[Outcome] = []
         for planner in planners:
-            print(f"[{case}] {planner} ...", file=sys.stderr, flush=True)
-            out, plan_path = run_planner(planner, snap_path, cdir, args, cc_state)
+            print(f"[{case}] {planner} ... (load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
+            out, plan_path = run_planner(planner, snap_path, snap.n_replicas, cdir, args)
             if plan_path is not None:
                 try:
                     plan = read_plan(plan_path)
-                    mv, viol, met = judge(snap, plan, args.theta, args.eps)
-                    out.moves, out.violations, out.metrics = mv, viol, met.as_dict()
+                    out.measures, out.violations = plan_measures(snap, plan, args.theta, args.eps)
                     out.plan_entries = len(plan)
-                    out.counts = count_balance(apply_plan(snap, split_plan(snap, plan)[0]))
                 except Exception as exc:  # a plan our own reader refuses is a result too
                     out.status, out.detail = "invalid plan", str(exc)[:200]
             print(
-                f"[{case}] {planner}: {out.status} {out.detail} wall={_fmt(out.wall_s, '.2f')}s",
+                f"[{case}] {planner}: {out.status} {out.detail[:160]} plan {_fmt(out.wall_s, '.2f')} s wall, "
+                f"{_fmt(out.cpu_s, '.2f')} s CPU; process {_fmt(out.proc_cpu_s, '.2f')} s CPU, "
+                f"{_fmt(out.peak_rss_mb, '.0f')} MB",
                 file=sys.stderr,
                 flush=True,
             )
             outcomes.append(out)
-        sections.append(render_case(info, outcomes))
         results.append({"case": info, "outcomes": [_outcome_json(o) for o in outcomes]})
-        (work / "results.json").write_text(json.dumps(results, indent=1))
+        _write_results(args, meta, results, done=False)
+    _write_results(args, meta, results, done=True)
+    return _publish(args, render_section(results, meta))
 
-    md = render_section(sections, args, cc_state)
+
+def _publish(args: argparse.Namespace, md: str) -> int:
     if args.no_write:
         print(md)
     else:
-        path = Path(args.md)
-        doc = path.read_text() if path.exists() else "# Benchmarks\n"
-        if "<!-- COMPARE:BEGIN -->" in doc:  # marked section: other sections' markers stay intact
-            head, rest = doc.split("<!-- COMPARE:BEGIN -->", 1)
-            doc = (
-                head
-                + f"<!-- COMPARE:BEGIN -->\n{SECTION}\n{md.rstrip()}\n"
-                + "<!-- COMPARE:END -->"
-                + rest.split("<!-- COMPARE:END -->", 1)[1]
-            )
-            path.write_text(doc)
-        else:
-            path.write_text(replace_section(doc, SECTION, md))
-        print(f"wrote {SECTION!r} in {path}", file=sys.stderr)
+        write_section(Path(args.md), md)
+        print(f"wrote {SECTION!r} in {args.md}", file=sys.stderr)
     return 0
 
 
-def _outcome_json(o: Outcome) -> dict[str, Any]:
-    d = dict(o.__dict__)
-    d["moves"] = None if o.moves is None else o.moves.__dict__
-    d["violations"] = None if o.violations is None else o.violations.as_dict()
-    return d
+def _write_results(args: argparse.Namespace, meta: dict[str, Any], results: list[dict[str, Any]], done: bool) -> None:
+    """After every case: the JSON results (``--json`` and the work folder), and ``--results-md`` so far."""
+    meta["load_end"] = list(os.getloadavg())
+    meta["updated"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    text = json.dumps({**meta, "results": results}, indent=1)
+    (Path(args.work) / "results.json").write_text(text)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(text)
+    if args.results_md:
+        write_results_md(Path(args.results_md), meta, results, done)
 
 
-def _git_describe() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-        return out.stdout.strip() or "unknown"
-    except OSError:
-        return "unknown"
+def write_results_md(path: Path, meta: dict[str, Any], results: Sequence[dict[str, Any]], done: bool) -> None:
+    title = "Ours against Cruise Control: measured results" + ("" if done else " (run in progress)")
+    path.write_text(f"# {title}\n\nRerun: `{meta['command']}`\n" + render_section(results, meta))
 
 
-def render_section(sections: Sequence[str], args: argparse.Namespace, cc_state: tuple[bool, str]) -> str:
-    cmd = (
-        "bench/compare_planners.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-        if sys.argv and sys.argv[0].endswith("compare_planners.py")
-        else "bench/compare_planners.py"
-    )
-    cc_line = "built" if cc_state[0] else f"**not available** — {cc_state[1]}"
-    head = [
-        "",
-        "Written by `bench/compare_planners.py`; do not edit by hand. Every planner ran in its own process "
-        "on the same snapshot; every plan was judged by the same code (`kafka_balancer.planner.metrics`, "
-        "`kafka_balancer.model.plan_io.apply_plan`).",
-        "",
-        f"- command: `.venv/bin/python {cmd.strip()}`",
-        f"- machine: {platform.machine()}, {os.cpu_count()} cores shared with other work (load average "
-        f"{args.load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end), Python "
-        f"{platform.python_version()}; θ = {args.theta}, ε = {args.eps}, simulator seed {args.seed}",
-        f"- code: `{_git_describe()}` (`-dirty`: uncommitted changes in the tree, e.g. the planner in progress)",
-        f"- Cruise Control harness (`bench/peers/cruise_control`): {cc_line}",
-        "- time / CPU s = wall-clock / CPU time of planning only (snapshot parsing excluded), measured inside "
-        "the planner's process (CPU time is the fairer one on a shared machine); "
-        "peak RSS = that whole process (`wait4` ru_maxrss), interpreter or JVM included.",
-        "- σ, max γ: seed 001's formulas (5) and (4) per resource over the live brokers; >θ: (broker, "
-        "resource) pairs above θ after the plan, all four resources counted.",
-        "- violations: rf / distinct / unknown (malformed plan entries), live_only (replicas on dead brokers "
-        "after the plan), rack_spread / host_spread (partitions on fewer racks / hosts than before).",
-        "- CV replicas / leaders: coefficient of variation of replica and leader counts per live broker; max "
-        "potential nw_out: highest network-out utilisation a broker would reach if all its replicas led "
-        "(Cruise Control balances these three; seed 001's metrics do not).",
-        "- snapshots: `.venv/bin/kafka-balancer simulate cluster --preset <case> --seed "
-        f"{args.seed} --out snapshot.json` (the headings name the preset's cluster).",
-        "- ratios are ours ÷ that planner: below 1 means ours is faster, moves fewer bytes, or is more even.",
-        "- why Cruise Control wins where it does: `docs/cruise-control-notes.md`.",
-        "",
-        "",
-    ]
-    return "\n".join(head) + "\n".join(sections)
+def render_main(args: argparse.Namespace) -> int:
+    """``--render RESULTS``: redraw the tables from a results JSON without running anything."""
+    doc = json.loads(Path(args.render).read_text())
+    meta = {k: v for k, v in doc.items() if k != "results"}
+    if args.results_md:
+        write_results_md(Path(args.results_md), meta, doc["results"], done=True)
+    return _publish(args, render_section(doc["results"], meta))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ For each size, in this order:
 * **start-up**: JVM + SparkSession up (``spark.range(1).count()``), on a fresh JVM;
 * **spark end to end**: ``run_batch`` (read Parquet, window aggregates, rates, loads, completeness, CPU fit
   and split, snapshot written and validated, window tables written as Parquet), right after start-up, on
-  the default route for Parquet samples (``pipeline/columnar.py``: Spark tasks aggregate each window's
+  the default route for Parquet samples (``pipeline/columnar/``: Spark tasks aggregate each window's
   files with Arrow, numpy computes the windows on the driver); a user's run takes start-up + end to end;
 * **Spark SQL route**: start-up and the same job with ``engine="sql"`` (every step in Spark SQL), on a
   fresh JVM of its own (a warm JVM favours whichever engine runs second); the two snapshots are compared;
@@ -412,7 +412,7 @@ def _throughput_lines(rows: list[dict[str, Any]]) -> list[str]:
         "`docs/pipeline-bench/throughput.json`), driver memory 3g, 8 shuffle partitions. *Start-up* is a fresh "
         "JVM and SparkSession; *end to end* is `run_batch` right after it (read, window aggregates, rates, "
         "loads, completeness, CPU fit and split, snapshot built, validated and written, both window tables "
-        "written) on the default route for Parquet samples (`pipeline/columnar.py`: two Spark jobs whose tasks, "
+        "written) on the default route for Parquet samples (`pipeline/columnar/`: two Spark jobs whose tasks, "
         "one per record type and window, aggregate their window's files with Arrow and send the aggregates back; "
         "numpy computes rates, loads, validity, the CPU split and the summaries from them on the driver; a third "
         "small Spark job sums the CPU fit); a user's run of `kafka-balancer pipeline` takes start-up + end to "

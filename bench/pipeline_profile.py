@@ -1,6 +1,6 @@
 """Where the batch pipeline's time goes: one ``run_batch`` with Spark's event log on, summed per step.
 
-Every Spark job the pipeline starts is described as ``kafka-balancer: <step>`` (``pipeline/tables.py``,
+Every Spark job the pipeline starts is described as ``kafka-balancer: <step>`` (``pipeline/progress.py``,
 ``step``). This runs the job once on a sample folder (as made by ``bench/pipeline.py --workdir``), reads
 the event log back and prints, per step: the wall time its jobs took (first submission to last end), and
 the task time (the sum of every task's run time: with 2 cores, at best half of it is wall time). What no

@@ -18,7 +18,7 @@ import pytest
 from kafka_balancer.collect.collector import CollectOptions, collect
 from kafka_balancer.pipeline import streaming
 from kafka_balancer.pipeline.batch import run_batch
-from kafka_balancer.pipeline.columnar import ColumnarTables
+from kafka_balancer.pipeline.columnar.tables import ColumnarTables
 from kafka_balancer.pipeline.config import PipelineConfig
 from kafka_balancer.pipeline.read import read_samples_by_type
 

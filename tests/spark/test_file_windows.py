@@ -28,14 +28,14 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from kafka_balancer.collect.writer import SampleFileWriter, SampleParquetWriter
 from kafka_balancer.errors import InputError
-from kafka_balancer.pipeline.aggregate import AGGREGATORS, window_start
 from kafka_balancer.pipeline.batch import compute
-from kafka_balancer.pipeline.columnar import ColumnarTables
+from kafka_balancer.pipeline.columnar.file_windows import FileSpan, candidate_windows, parquet_files
+from kafka_balancer.pipeline.columnar.tables import ColumnarTables
+from kafka_balancer.pipeline.columnar.window_tasks import broker_window_tasks, run_window_tasks, window_tasks
 from kafka_balancer.pipeline.config import PipelineConfig
-from kafka_balancer.pipeline.file_windows import FileSpan, candidate_windows, parquet_files
-from kafka_balancer.pipeline.rates import broker_cpu_rates, restart_intervals, topic_broker_rates
 from kafka_balancer.pipeline.read import read_samples_by_type
-from kafka_balancer.pipeline.window_tasks import broker_window_tasks, run_window_tasks, window_tasks
+from kafka_balancer.pipeline.sql.aggregate import AGGREGATORS, window_start
+from kafka_balancer.pipeline.sql.rates import broker_cpu_rates, restart_intervals, topic_broker_rates
 from kafka_balancer.sim.cluster import ClusterSpec, generate
 from kafka_balancer.sim.samples import SampleSpec, simulate, write_jsonl, write_parquet
 

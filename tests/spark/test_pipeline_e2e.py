@@ -12,7 +12,7 @@ from kafka_balancer.cli.main import main
 from kafka_balancer.model.snapshot_io import read_snapshot
 from kafka_balancer.pipeline.batch import run_batch
 from kafka_balancer.pipeline.config import PipelineConfig
-from kafka_balancer.pipeline.tables import is_stored
+from kafka_balancer.pipeline.sql.tables import is_stored
 
 from .conftest import WINDOWS, SampleSet, partition_errors
 

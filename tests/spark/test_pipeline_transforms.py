@@ -11,19 +11,20 @@ import pytest
 from pyspark.sql import functions as F
 
 from kafka_balancer.errors import InputError
-from kafka_balancer.pipeline.aggregate import broker_window_agg, partition_window_agg, window_aggregates
 from kafka_balancer.pipeline.completeness import check, completeness_report
-from kafka_balancer.pipeline.cpu_model import FIXED_WEIGHTS, CpuModel, broker_traffic, solve, split_cpu
-from kafka_balancer.pipeline.loads import partition_loads
-from kafka_balancer.pipeline.rates import (
+from kafka_balancer.pipeline.cpu_model import FIXED_WEIGHTS, CpuModel, solve
+from kafka_balancer.pipeline.read import read_samples, read_samples_by_type
+from kafka_balancer.pipeline.schemas import RAW_COLUMNS
+from kafka_balancer.pipeline.sql.aggregate import broker_window_agg, partition_window_agg, window_aggregates
+from kafka_balancer.pipeline.sql.cpu import broker_traffic, split_cpu
+from kafka_balancer.pipeline.sql.loads import partition_loads
+from kafka_balancer.pipeline.sql.rates import (
     broker_cpu_rates,
     group_deltas,
     partition_deltas,
     replica_deltas,
     topic_broker_rates,
 )
-from kafka_balancer.pipeline.read import read_samples, read_samples_by_type
-from kafka_balancer.pipeline.schemas import RAW_COLUMNS
 
 from .helpers import MIN, T0, broker, group, part, replica, samples, tb
 

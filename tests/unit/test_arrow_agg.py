@@ -1,4 +1,4 @@
-"""The Arrow/numpy window aggregations of ``pipeline.arrow_agg`` on hand-computed cases (no Spark).
+"""The Arrow/numpy window aggregations of ``pipeline.columnar.arrow_agg`` on hand-computed cases (no Spark).
 
 ``tests/spark/test_file_windows.py`` checks the same functions against the Spark SQL aggregations; here
 each rule is pinned on a few rows whose result is worked out by hand."""
@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from kafka_balancer.pipeline.arrow_agg import counter_rates, first_last, group_percentile, windows_of
+from kafka_balancer.pipeline.columnar.arrow_agg import counter_rates, first_last, group_percentile, windows_of
 
 W = 60_000
 TB_KEYS = ["cluster", "broker", "topic"]

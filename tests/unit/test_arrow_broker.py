@@ -8,7 +8,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from kafka_balancer.pipeline.arrow_broker import BW_SCHEMA, broker_window
+from kafka_balancer.pipeline.columnar.arrow_broker import BW_SCHEMA, broker_window
 
 W = 60_000
 W1 = 10 * W  # the window computed; W0 = W1 - W is the one before

@@ -53,9 +53,9 @@ def test_cooperative_reports_round_one(tmp_path: Path, capsys: pytest.CaptureFix
     [
         (lambda d: d["members"].append({"id": "c1", "topics": ["t1"]}), "duplicate member id 'c1'"),
         (lambda d: d["members"][1]["topics"].append("nope"), "unknown topic 'nope'"),
-        (lambda d: d["partitions"][1].update(load=-3), "partition t1-1 has load -3"),
+        (lambda d: d["partitions"][1].update(load=-3), "partition t1-1: load is -3"),
         (lambda d: d["partitions"].append({"topic": "t1", "partition": 0, "load": 1}), "listed twice"),
-        (lambda d: d["members"][0].update(capacity=0), "capacity 0"),
+        (lambda d: d["members"][0].update(capacity=0), "capacity is 0"),
         (lambda d: d["members"][1].update(owned=[["t1", 0]]), "owned by both"),
     ],
 )

@@ -9,7 +9,8 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from kafka_balancer.pipeline.columnar import _write_partitioned, escape_path_value, window_spans
+from kafka_balancer.pipeline.columnar.job import window_spans
+from kafka_balancer.pipeline.columnar.tables import _write_partitioned, escape_path_value
 
 W = 60_000
 W0, W1 = 100 * W, 101 * W

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -19,11 +20,17 @@ from bench.compare_planners import (  # noqa: E402
     judge,
     kafka_generate,
     moves,
+    plan_measures,
+    rack_duplicates,
     ratio,
     render_case,
+    render_summary,
     replace_section,
     split_plan,
+    state_measures,
+    topic_spread,
 )
+from bench.peers import cc  # noqa: E402
 
 from kafka_balancer.model.plan_io import Plan, PlanEntry, apply_plan  # noqa: E402
 from kafka_balancer.model.snapshot import DISK, Snapshot  # noqa: E402
@@ -162,16 +169,142 @@ def test_ratio_and_section_replacement() -> None:
     assert replace_section("# B\n", "## S", "t\n") == "# B\n\n## S\nt\n"
 
 
-def test_render_case_marks_blocked_planners() -> None:
+def _info(snap: Snapshot) -> dict[str, object]:
+    return {"name": "tiny", "preset": "tiny", "brokers": 4, "alive": 4, "partitions": 3, "replicas": 6,
+            "eta": 0.025, "before_measures": state_measures(snap, 0.8, 0.1)}
+
+
+def test_render_case_shows_a_cruise_control_failure_as_its_result() -> None:
     snap = _cluster()
-    mv, viol, met = judge(snap, Plan((PlanEntry("a", 0, (12, 13)),)), 0.8, 0.1)
-    ours = Outcome("ours", "ok", wall_s=0.5, peak_rss_mb=50, moves=mv, violations=viol, metrics=met.as_dict())
-    cc = Outcome("cc", "blocked", "harness not built (Maven's error above)")
-    info = {"name": "tiny", "brokers": 4, "alive": 4, "partitions": 3, "replicas": 6, "eta": 0.025,
-            "before": judge(snap, Plan(()), 0.8, 0.1)[2].as_dict()}
-    md = render_case(info, [ours, cc])
-    assert "| cc | blocked: harness not built (Maven's error above) |" in md
-    assert "| cc | n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a |" in md
+    m, viol = plan_measures(snap, Plan((PlanEntry("a", 0, (12, 13)),)), 0.8, 0.1)
+    ours = Outcome("ours", "ok", wall_s=0.5, cpu_s=0.4, proc_wall_s=1.0, proc_cpu_s=0.9, peak_rss_mb=50,
+                   measures=m, violations=viol, load_avg=(1.0, 2.0, 3.0))
+    failed = Outcome("cc", "failed", cc.short_failure("OptimizationFailureException: [DiskCapacityGoal] Insufficient"),
+                     wall_s=0.2, cpu_s=0.3, proc_wall_s=2.0, proc_cpu_s=2.5, peak_rss_mb=150, peak_heap_mb=30)
+    md = render_case(_info(snap), [ours, failed])
+    assert "| measure | before | ours | cc |" in md
+    assert "| status |  | ok | failed: [DiskCapacityGoal] Insufficient |" in md
+    assert "| GB moved |  | 0.0 |  |" in md  # 60 bytes; nothing for the planner that proposed nothing
+    assert "| hard-constraint violations |  | 0 |  |" in md
+    assert "| plan time s (wall / CPU) |  | 0.50 / 0.40 | 0.20 / 0.30 |" in md
+    assert "| whole process s, start-up included (wall / CPU) |  | 1.00 / 0.90 | 2.00 / 2.50 |" in md
+    assert "| peak RSS MB (heap MB) |  | 50 | 150 (30) |" in md
+    assert "| load average at start (1 / 5 / 15 min) |  | 1.0 / 2.0 / 3.0 |  |" in md
+
+
+def test_render_summary_ratios_and_failed_peer() -> None:
+    snap = _cluster()
+    m, _ = plan_measures(snap, Plan((PlanEntry("a", 0, (12, 13)),)), 0.8, 0.1)
+    m2 = dict(m, sigma_cpu=2 * m["sigma_cpu"], bytes_moved=4 * m["bytes_moved"], replica_cv=0.5)
+    outs = [
+        {"planner": "ours", "status": "ok", "measures": m, "cpu_s": 1.0, "proc_cpu_s": 2.0, "extra": {}},
+        {"planner": "cc", "status": "ok", "measures": m2, "cpu_s": 0.1, "proc_cpu_s": 3.0, "extra": {}},
+        {"planner": "cc-fast", "status": "failed", "measures": None, "cpu_s": 0.1, "proc_cpu_s": 2.0,
+         "extra": {"failed_goal": "DiskCapacityGoal"}},
+    ]
+    md = render_summary([{"case": {"preset": "tiny"}, "outcomes": outs}])
+    cc_row = next(ln for ln in md.splitlines() if ln.startswith("| tiny | cc |"))
+    assert "| 0.50 / " in cc_row and "| 0.25 |" in cc_row and f"| {m['replica_cv']:.3f} / 0.500 |" in cc_row
+    assert "| 1.00 / 0.10 | 2.00 / 3.00 |" in cc_row
+    fast_row = next(ln for ln in md.splitlines() if ln.startswith("| tiny | cc-fast |"))
+    assert "| failed (DiskCapacityGoal) | n/a | n/a |" in fast_row
+
+
+def test_topic_spread_counts_replicas_above_the_even_share() -> None:
+    snap = _cluster()  # topic a: 2 partitions x RF 2 on brokers 10, 11 (2 / 2 / 0 / 0): share 1 each
+    excess, uneven = topic_spread(snap)
+    # a: 1 above share on 10 and on 11; b: 1 / 1 / 0 / 0, share 1: none above, max - min = 1: even
+    assert (excess, uneven) == (2, 1)
+    spread = snap.with_assignment(np.array([[0, 1], [2, 3], [0, 1]], I32), np.array([0, 2, 0], I32))
+    assert topic_spread(spread) == (0, 0)
+
+
+def test_topic_spread_ignores_dead_brokers() -> None:
+    snap = _cluster(alive=[True, True, True, False])
+    # live 10, 11, 12: topic a 2 / 2 / 0 (share ceil(4/3) = 2): nothing above, but uneven
+    assert topic_spread(snap) == (0, 1)
+
+
+def test_rack_duplicates_only_where_a_free_rack_exists() -> None:
+    snap = _cluster()  # racks r0 r1 r0 r1: every partition on r0 + r1 -> nothing to repair
+    assert rack_duplicates(snap) == 0
+    same = snap.with_assignment(np.array([[0, 2], [1, 0], [1, 3]], I32), np.array([0, 1, 1], I32))
+    assert rack_duplicates(same) == 2  # a-0 on r0 twice, b-0 on r1 twice; r1 / r0 has room
+    one_rack = Snapshot.build(
+        broker_ids=[1, 2], capacity=np.ones((2, 4)), racks=["r", "r"], topics=["t"], topic_idx=[0],
+        partition=[0], replicas=[[0, 1]], leader=[0], leader_load=[[1, 1, 1, 1]], follower_load=[[1, 1, 1, 0]],
+    )
+    assert rack_duplicates(one_rack) == 0
+
+
+def test_rack_duplicates_uses_hosts_when_brokers_have_no_rack() -> None:
+    snap = Snapshot.build(
+        broker_ids=[1, 2, 3], capacity=np.ones((3, 4)), hosts=["h0", "h0", "h1"], topics=["t"],
+        topic_idx=[0], partition=[0], replicas=[[0, 1]], leader=[0], leader_load=[[1, 1, 1, 1]],
+        follower_load=[[1, 1, 1, 0]],
+    )
+    assert rack_duplicates(snap) == 1  # both on host h0 while h1 is free
+
+
+def test_state_and_plan_measures() -> None:
+    snap = _cluster()
+    before = state_measures(snap, 0.8, 0.1)
+    assert before["over_theta_pairs"] == 0 and before["over_theta_brokers"] == 0
+    assert before["max_gamma"] == max(before[f"gamma_{r}"] for r in ("cpu", "disk", "nw_in", "nw_out"))
+    m, viol = plan_measures(snap, Plan((PlanEntry("a", 0, (12, 13)),)), 0.8, 0.1)
+    assert viol.total() == 0 and m["violations"] == 0
+    assert (m["replica_moves"], m["leader_moves"], m["bytes_moved"]) == (2, 1, 60.0)
+    assert m["sigma_disk"] == pytest.approx(0.0, abs=1e-12)
+    assert m["replica_cv"] < before["replica_cv"]
+    # a tiny cluster pushed over theta: broker 10 alone at 90 % disk
+    hot = Snapshot.build(
+        broker_ids=[0, 1], capacity=np.full((2, 4), 100.0), topics=["t"], topic_idx=[0], partition=[0],
+        replicas=[[0]], leader=[0], leader_load=[[1, 90, 1, 1]], follower_load=[[1, 90, 1, 0]],
+    )
+    hm = state_measures(hot, 0.8, 0.1)
+    assert (hm["over_theta_pairs"], hm["over_theta_brokers"]) == (1, 1)
+
+
+def test_parse_cc_stats_ok_and_failed() -> None:
+    ok = cc.parse_stats({"status": "ok", "wall_s": 2.0, "cpu_s": 3.0, "thread_cpu_s": 1.5, "proposals": 7,
+                         "violated_goals_after": ["PotentialNwOutGoal"], "goal_seconds": {"RackAwareGoal": 0.1}})
+    assert (ok.status, ok.failed_goal, ok.proposals, ok.violated_after) == ("ok", "", 7, ("PotentialNwOutGoal",))
+    assert ok.peak_heap_mb is None and ok.goal_seconds == {"RackAwareGoal": 0.1}
+    msg = ("OptimizationFailureException: [DiskCapacityGoal] Insufficient capacity for disk (Utilization "
+           "43199993217024.00, Allowed Capacity 38400000000000.00, Threshold: 0.80). Add at least 6 brokers.")
+    bad = cc.parse_stats({"status": "failed", "failure": msg, "wall_s": 1.0, "cpu_s": 0.4})
+    assert (bad.status, bad.failed_goal, bad.thread_cpu_s) == ("failed", "DiskCapacityGoal", 0.4)
+    assert cc.short_failure(bad.failure, 40) == "[DiskCapacityGoal] Insufficient capacit…"
+    with pytest.raises(ValueError, match="unknown status"):
+        cc.parse_stats({"status": "weird", "wall_s": 1, "cpu_s": 1})
+
+
+def test_cc_jars_missing_is_one_clear_line(tmp_path: Path) -> None:
+    with pytest.raises(cc.CcUnavailable) as err:
+        cc.find_jar_dir(tmp_path / "repo", override=str(tmp_path / "nowhere"))
+    text = str(err.value)
+    assert "\n" not in text and "nowhere" in text and "cruise-control-2.5.146.jar" in text and "--cc-jars" in text
+
+
+def test_cc_jar_dir_is_found_beside_the_checkout(tmp_path: Path) -> None:
+    d = tmp_path / "shared" / "peers" / "cruise-control"
+    d.mkdir(parents=True)
+    for a in cc.CC_ARTIFACTS:
+        for ext in ("jar", "pom"):
+            (d / f"{a}-{cc.CC_VERSION}.{ext}").write_text("x")
+    (tmp_path / "repo").mkdir()
+    assert cc.find_jar_dir(tmp_path / "repo") == d
+
+
+def test_harness_is_rebuilt_when_a_source_is_newer(tmp_path: Path) -> None:
+    jar, src = tmp_path / "h.jar", tmp_path / "H.java"
+    assert cc.harness_stale(jar, [src])  # no jar yet
+    src.write_text("class H {}")
+    jar.write_text("jar")
+    os.utime(src, (1_000, 1_000))
+    assert not cc.harness_stale(jar, [src])
+    os.utime(src, (jar.stat().st_mtime + 10,) * 2)
+    assert cc.harness_stale(jar, [src])
 
 
 def test_docstring_examples_hold() -> None:
@@ -180,7 +313,7 @@ def test_docstring_examples_hold() -> None:
     import bench.baselines.storage_greedy as greedy_mod
     import bench.compare_planners as compare_mod
 
-    for mod in (compare_mod, greedy_mod):
+    for mod in (compare_mod, greedy_mod, cc):
         assert doctest.testmod(mod).failed == 0
 
 
@@ -205,12 +338,24 @@ def test_one_command_end_to_end_on_the_paper_testbed(tmp_path: Path) -> None:
     md = tmp_path / "bench.md"
     md.write_text("# Benchmarks\n\n## Someone else's\nkeep me\n")
     rc = main(["--cases", "paper", "--planners", "ours,kafka-generate,storage-greedy", "--work",
-               str(tmp_path / "work"), "--md", str(md), "--timeout", "300"])
+               str(tmp_path / "work"), "--md", str(md), "--timeout", "300", "--json", str(tmp_path / "out.json")])
     assert rc == 0
     doc = md.read_text()
     assert "## Someone else's\nkeep me\n" in doc
     section = doc.split("## Side by side with Cruise Control", 1)[1]
-    for planner in ("ours", "kafka-generate", "storage-greedy"):
-        assert f"| {planner} | ok |" in section
-    assert "| ours ÷ | time | CPU time | bytes moved |" in section
+    assert "| measure | before | ours | kafka-generate | storage-greedy |" in section
+    assert "| status |  | ok | ok | ok |" in section
     assert (tmp_path / "work" / "paper-s1" / "ours.plan.json").exists()
+    import json
+
+    results = json.loads((tmp_path / "out.json").read_text())
+    assert results["command"].endswith("--json " + str(tmp_path / "out.json"))
+    (case,) = results["results"]
+    assert [o["planner"] for o in case["outcomes"]] == ["ours", "kafka-generate", "storage-greedy"]
+    ours = case["outcomes"][0]
+    assert ours["measures"]["violations"] == 0 and ours["proc_cpu_s"] >= ours["cpu_s"] > 0
+    # --render redraws the same section from the results JSON, running nothing
+    md2 = tmp_path / "again.md"
+    assert main(["--render", str(tmp_path / "out.json"), "--md", str(md2)]) == 0
+    redrawn = md2.read_text().split("## Side by side with Cruise Control", 1)[1]
+    assert redrawn.split("### Every measure", 1)[1] == section.split("### Every measure", 1)[1]

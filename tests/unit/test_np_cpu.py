@@ -1,6 +1,6 @@
-"""Broker traffic, the CPU split and the summaries of ``pipeline.np_cpu`` on hand-made partition and broker
-window tables (no Spark); expected values are worked out by hand from ``cpu_model.py``, ``completeness.py``
-and ``assemble.py``."""
+"""Broker traffic, the CPU split and the summaries of ``pipeline.columnar.np_cpu`` on hand-made partition and broker
+window tables (no Spark); expected values are worked out by hand from ``sql/cpu.py``, ``sql/validity.py``
+and ``sql/summaries.py``."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from kafka_balancer.pipeline.cpu_model import CpuModel
-from kafka_balancer.pipeline.np_cpu import (
+from kafka_balancer.pipeline.columnar.np_cpu import (
     broker_summary,
     broker_table,
     broker_traffic,
@@ -21,6 +20,7 @@ from kafka_balancer.pipeline.np_cpu import (
     reasons,
     split_cpu,
 )
+from kafka_balancer.pipeline.cpu_model import CpuModel
 
 W = 60_000
 W0, W1, W2 = 100 * W, 101 * W, 102 * W

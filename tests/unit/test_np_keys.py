@@ -1,4 +1,4 @@
-"""The numpy key, join and group building blocks of ``pipeline.np_keys`` on hand-computed cases (no Spark).
+"""The numpy key, join and group building blocks of ``pipeline.columnar.np_keys`` on hand-computed cases (no Spark).
 
 Null rules pinned here are Spark SQL's: a null key part is a value of its own in a group (``groupBy`` and
 window ``partitionBy`` put the null keys together) and never matches in a join; ``sum``/``max``/``avg``
@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from kafka_balancer.pipeline.np_keys import (
+from kafka_balancer.pipeline.columnar.np_keys import (
     floats,
     greatest0,
     group_count,

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from kafka_balancer.pipeline.np_windows import partition_windows, per_window, window_rounds
+from kafka_balancer.pipeline.columnar.np_windows import partition_windows, per_window, window_rounds
 
 W = 60_000
 S = 1_000

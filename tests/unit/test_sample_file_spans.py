@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from kafka_balancer.errors import InputError
-from kafka_balancer.pipeline.file_windows import parquet_files
+from kafka_balancer.pipeline.columnar.file_windows import parquet_files
 
 
 def _write(folder: Path, name: str, ts: list[int]) -> Path:

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from kafka_balancer.collect.writer import SampleParquetWriter
-from kafka_balancer.pipeline.file_windows import parquet_files
+from kafka_balancer.pipeline.columnar.file_windows import parquet_files
 
 
 def round_(ts: int) -> list[dict[str, Any]]:

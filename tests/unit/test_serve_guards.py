@@ -64,7 +64,7 @@ def test_durations_and_self_healing_lists() -> None:
     assert parse_self_healing("") == frozenset()
     with pytest.raises(InputError, match="unknown anomaly type 'disks'"):
         parse_self_healing("broker_failure,disks")
-    with pytest.raises(InputError, match="--grace .*is not a duration"):
+    with pytest.raises(InputError, match=r"--grace .*is not a duration"):
         parse_duration("2 minutes", "--grace")
 
 

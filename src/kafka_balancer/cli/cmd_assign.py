@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -13,9 +12,9 @@ from kafka_balancer.cli.options import integer, number
 from kafka_balancer.consumer.assignors import STRATEGIES
 from kafka_balancer.consumer.assignors import run as run_strategy
 from kafka_balancer.consumer.invariants import violations
-from kafka_balancer.consumer.problem import problem_from_dict
 from kafka_balancer.consumer.result import COOPERATIVE, assignment_lists, member_loads, stats
 from kafka_balancer.errors import InputError
+from kafka_balancer.validate.consumer_input import parse_consumer_input
 
 
 def register(subparsers: Any) -> None:
@@ -29,7 +28,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--strategy", required=True, choices=sorted(STRATEGIES), help="assignor to run")
     p.add_argument("--protocol", choices=["eager", "cooperative"], default=None,
                    help="rebalance protocol (default: the strategy's own; cooperative-sticky is cooperative)")
-    p.add_argument("--max-moves", type=integer("--max-moves", minimum=0), default=None,
+    p.add_argument("--max-moves", type=integer("--max-moves", minimum=0, maximum=2**31 - 1), default=None,
                    help="balanced only: at most this many previously-owned partitions change owner")
     p.add_argument("--tolerance", type=number("--tolerance", inclusive=True), default=None,
                    help="balanced only: stop moving owned partitions once max load <= (1+tol) x lower bound")
@@ -37,19 +36,14 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _read(path: str) -> Any:
-    try:
-        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read --input {path}: {exc.strerror}", hint="check the path") from None
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"--input {path} is not valid JSON: {exc}", hint="fix the JSON syntax") from None
+def _read(path: str) -> bytes:
+    from kafka_balancer.files.inputs import read_bytes
+
+    return read_bytes(path, "--input", "a JSON description of the group", allow_stdin=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    problem = problem_from_dict(_read(args.input))
+    problem = parse_consumer_input(_read(args.input), f"--input {args.input}")
     options: dict[str, Any] = {}
     if args.max_moves is not None or args.tolerance is not None:
         if args.strategy != "balanced":

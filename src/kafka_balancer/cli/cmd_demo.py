@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kafka_balancer.cli.options import check_output_dir, integer, number
+from kafka_balancer.cli.options import check_output_dir, duration, number, seed
 from kafka_balancer.model.plan_io import write_plan
 from kafka_balancer.model.snapshot import RESOURCES
 from kafka_balancer.model.snapshot_io import write_snapshot
@@ -35,14 +35,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "cluster. --offline: only the planner on a simulated seed-001 testbed.",
     )
     p.add_argument("--offline", action="store_true", help="no cluster: planner on the simulated paper testbed")
-    p.add_argument("--seed", type=integer("--seed", minimum=0), default=None,
+    p.add_argument("--seed", type=seed(), default=None,
                    help="random seed (default 0 offline, 1 live)")
     p.add_argument("--out", default=None, help="output folder (default out/ offline, out/demo live)")
-    p.add_argument("--window", type=number("--window"), default=20.0,
-                   help=f"live: seconds per load-model window (default 20, at least {MIN_WINDOW_S:g})")
-    p.add_argument("--grace", type=number("--grace"), default=45.0,
-                   help="live: seconds a broker must be dead before the service evacuates it (default 45)")
-    p.add_argument("--scale", type=number("--scale"), default=1.0, help="live: workload rate multiplier (default 1)")
+    p.add_argument("--window", type=duration("--window", maximum=3600), default=20.0,
+                   help=f"live: load-model window, e.g. 20s (default 20 s, at least {MIN_WINDOW_S:g} s)")
+    p.add_argument("--grace", type=duration("--grace", maximum=3600), default=45.0,
+                   help="live: how long a broker must be dead before the service evacuates it (default 45 s)")
+    p.add_argument("--scale", type=number("--scale", maximum=1000.0), default=1.0,
+                   help="live: workload rate multiplier (default 1)")
     p.add_argument("--no-screenshot", action="store_true", help="live: skip the dashboard screenshot")
     p.set_defaults(func=run)
 

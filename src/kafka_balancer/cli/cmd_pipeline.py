@@ -10,8 +10,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from kafka_balancer.cli.options import check_output_dir, check_output_file
+from kafka_balancer.cli.options import bootstrap, check_output_dir, check_output_file, duration_text, integer, text
 from kafka_balancer.errors import InputError
+from kafka_balancer.files.inputs import check_input_dir, check_input_file
+from kafka_balancer.files.outputs import distinct_outputs, refuse_overlap
 from kafka_balancer.pipeline.cli_common import add_window_options, config_from_args, spark_from_args, summary_lines
 
 
@@ -23,13 +25,18 @@ def register(subparsers: Any) -> None:
                     "(a fresh snapshot per window; restartable from --state).",
     )
     add_batch_arguments(p)
-    p.add_argument("--from-kafka", default=None, metavar="BOOTSTRAP", help="stream samples from this cluster")
-    p.add_argument("--topic", default="__kafka_balancer_samples", help="samples topic (streaming)")
+    p.add_argument("--from-kafka", type=bootstrap("--from-kafka"), default=None, metavar="BOOTSTRAP",
+                   help="stream samples from this cluster")
+    p.add_argument("--topic", type=text("--topic"), default="__kafka_balancer_samples",
+                   help="samples topic (streaming)")
     p.add_argument("--out-dir", default="out/pipeline", help="streaming: snapshots and window tables go here")
     p.add_argument("--state", default=None, help="streaming: checkpoints and aggregates (default OUT_DIR/state)")
-    p.add_argument("--lateness", default="1m", help="streaming: watermark delay (default 1m)")
-    p.add_argument("--poll", default="10s", help="streaming: trigger interval (default 10s)")
-    p.add_argument("--max-polls", type=int, default=None, help="streaming: stop after this many polls")
+    p.add_argument("--lateness", type=duration_text("--lateness", maximum=7 * 86_400), default="1m",
+                   help="streaming: watermark delay (default 1m)")
+    p.add_argument("--poll", type=duration_text("--poll", maximum=86_400), default="10s",
+                   help="streaming: trigger interval (default 10s)")
+    p.add_argument("--max-polls", type=integer("--max-polls", maximum=10**9), default=None,
+                   help="streaming: stop after this many polls")
     p.set_defaults(func=run)
 
 
@@ -72,17 +79,23 @@ def run_batch_cli(args: argparse.Namespace) -> int:
     if not args.samples or not args.out:
         raise InputError("give --samples DIR and --out snap.json (or --from-kafka BOOTSTRAP to stream)",
                          hint="e.g. kafka-balancer pipeline --samples out/samples --out out/snap.json")
-    samples = Path(args.samples)
-    if not samples.is_dir():
-        what = "is not a folder" if samples.exists() else "does not exist"
-        raise InputError(f"--samples {samples} {what}",
-                         hint="give the folder `kafka-balancer collect --out` wrote")
-    check_output_file(args.out, "--out")
-    cfg = config_from_args(args)
+    check_input_dir(args.samples, "--samples", "the folder `kafka-balancer collect --out` wrote")
     out = Path(args.out)
     stem = out.with_suffix("") if out.suffix == ".json" else out
     tables = Path(args.tables) if args.tables else stem.with_name(stem.name + ".windows")
     report = Path(args.report) if args.report else stem.with_name(stem.name + ".report.json")
+    # Every path before Spark starts: an output that is an input (a sample, the capacities file), two
+    # outputs at one path, a folder that cannot be written.
+    if args.capacities:
+        check_input_file(args.capacities, "--capacities", "a JSON file of capacities")
+    inputs = [("--samples", args.samples), ("--capacities", args.capacities)]
+    distinct_outputs([("--out", out), ("--tables", tables), ("--report", report)])
+    check_output_file(args.out, "--out", inputs=inputs)
+    check_output_file(report, "--report", inputs=inputs)
+    check_output_dir(tables, "--tables", inputs=inputs)
+    refuse_overlap("--out", out, [("--tables", tables)])
+    refuse_overlap("--report", report, [("--tables", tables)])
+    cfg = config_from_args(args)
     with progress_lines() as log:
         log.info("starting Spark (%s)", args.master)
         spark = spark_from_args(args)
@@ -101,8 +114,10 @@ def run_streaming(args: argparse.Namespace) -> int:
 
     check_bootstrap(args.from_kafka)
     check_output_dir(args.out_dir, "--out-dir")
-    if args.max_polls is not None and args.max_polls < 1:
-        raise InputError(f"--max-polls must be at least 1, got {args.max_polls}")
+    if args.state:
+        check_output_dir(args.state, "--state")
+    if args.capacities:
+        check_input_file(args.capacities, "--capacities", "a JSON file of capacities")
     cfg = config_from_args(args)
     out = Path(args.out_dir)
     state = Path(args.state) if args.state else out / "state"

@@ -7,7 +7,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from kafka_balancer.cli.options import integer
+from kafka_balancer.cli.options import bootstrap, duration, integer, text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -20,17 +20,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "(http://127.0.0.1:8080/ by default). Settings: --config TOML, overridden by the flags. See docs/serve.md.",
     )
     p.add_argument("--config", type=Path, help="TOML settings file (docs/serve.md)")
-    p.add_argument("--bootstrap", help="HOST:PORT of the cluster to balance")
+    p.add_argument("--bootstrap", type=bootstrap(), help="HOST:PORT of the cluster to balance")
     p.add_argument("--command-config", type=Path, help="client properties (TLS/SASL) for the cluster")
     p.add_argument("--local-cluster", type=Path, metavar="DIR", help="balance the local cluster in DIR")
-    p.add_argument("--host", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=integer("--port", minimum=0), help="HTTP port (default 8080)")
+    p.add_argument("--host", type=text("--host"), help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=integer("--port", minimum=0, maximum=65535), help="HTTP port (default 8080)")
     p.add_argument("--state-dir", type=Path, help="samples, journal and history (default out/serve)")
     p.add_argument("--self-healing", metavar="TYPES",
                    help="broker_failure,new_brokers,goal_violation,disk,leaders or all (default: none)")
-    p.add_argument("--grace", metavar="DURATION", help="how long a broker must be dead before it counts (2m)")
-    p.add_argument("--token", help="bearer token for the write endpoints (prefer the config file: flags "
-                   "show in the process list)")
+    p.add_argument("--grace", type=duration("--grace", allow_zero=True), metavar="DURATION",
+                   help="how long a broker must be dead before it counts (2m)")
+    p.add_argument("--token", type=text("--token"),
+                   help="bearer token for the write endpoints (prefer the config file: flags show in the process list)")
     p.add_argument("--dry-run", action="store_true", help="only propose: never execute")
     p.add_argument("--model", choices=("pipeline", "sizes"), default="pipeline",
                    help="loads from the Spark pipeline (default) or from replica sizes only (no Spark)")
@@ -38,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def settings(args: argparse.Namespace) -> object:
-    from kafka_balancer.serve.config import ServeConfig, check, load_config, parse_duration, parse_self_healing
+    from kafka_balancer.serve.config import ServeConfig, check, load_config, parse_self_healing
 
     cfg = load_config(args.config, ServeConfig())
     over: dict[str, object] = {}
@@ -51,7 +52,7 @@ def settings(args: argparse.Namespace) -> object:
     if args.self_healing is not None:
         over["self_healing"] = parse_self_healing(args.self_healing)
     if args.grace is not None:
-        over["grace_s"] = parse_duration(args.grace, "--grace")
+        over["grace_s"] = float(args.grace)
     if args.dry_run:
         over["dry_run"] = True
     return check(dataclasses.replace(cfg, **over))  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "`mvn dependency:copy-dependencies` into $KAFKA_BALANCER_CACHE (default ~/.cache/kafka-balancer). "
         "Sets already fetched from the same pom are skipped.",
     )
-    p.add_argument("--quiet", action="store_true", help="print nothing when everything is cached")
+    p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--force", action="store_true", help="fetch again even when the stamp matches")
     p.set_defaults(func=run)
 
@@ -43,16 +43,17 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from tqdm import tqdm
 
-    print(f"fetching {len(todo)} JVM artifact set(s) with Maven into {cache_root()}", file=sys.stderr)
+    if not args.quiet:
+        print(f"fetching {len(todo)} JVM artifact set(s) with Maven into {cache_root()}", file=sys.stderr)
     for a in todo:
-        bar = tqdm(desc=f"{a.name}: downloading", unit=" files", file=sys.stderr, leave=False)
+        # a bar only for a person watching: not with --quiet, not into a log file or a pipe
+        bar = tqdm(desc=f"{a.name}: downloading", unit=" files", file=sys.stderr, leave=False,
+                   disable=args.quiet or not sys.stderr.isatty())
         try:
             res = fetch_set(a, on_download=functools.partial(_tick, bar))
         finally:
             bar.close()
-        print(
-            f"{a.name}: {res.jars} jars in {set_dir(a.name)} "
-            f"({res.downloaded} files downloaded, {res.seconds:.1f} s)",
-            file=sys.stderr,
-        )
+        if not args.quiet:
+            print(f"{a.name}: {res.jars} jars in {set_dir(a.name)} "
+                  f"({res.downloaded} files downloaded, {res.seconds:.1f} s)", file=sys.stderr)
     return 0

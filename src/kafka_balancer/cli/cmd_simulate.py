@@ -6,10 +6,13 @@ import argparse
 import importlib
 from dataclasses import replace
 
-from kafka_balancer.cli.options import check_output_file, integer
+from kafka_balancer.cli.options import check_output_file, integer, no_action, seed
 from kafka_balancer.errors import InputError
 from kafka_balancer.model.snapshot_io import write_snapshot
 from kafka_balancer.sim.cluster import PRESETS, generate
+from kafka_balancer.sim.sizing import cluster_bytes
+from kafka_balancer.validate.resources import check_memory
+from kafka_balancer.validate.values import INT32_MAX
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -21,19 +24,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description=f"Presets: {', '.join(PRESETS)}. Flags override the preset.",
     )
     c.add_argument("--preset", default="racks48", choices=sorted(PRESETS))
-    c.add_argument("--seed", type=integer("--seed", minimum=0), default=0)
-    c.add_argument("--out", required=True)
-    for flag, typ in (
-        ("brokers", int),
-        ("topics", int),
-        ("partitions", int),
-        ("racks", int),
-        ("brokers-per-host", int),
-        ("new-brokers", int),
-        ("dead-brokers", int),
-        ("restarted-brokers", int),
+    c.add_argument("--seed", type=seed(), default=0, help="random seed, 0..2^32-1 (default 0)")
+    c.add_argument("--out", required=True, help="where to write the snapshot JSON ('-' for stdout)")
+    for flag, least, what in (
+        ("brokers", 1, "brokers"),
+        ("topics", 1, "topics"),
+        ("partitions", 1, "partitions over all topics"),
+        ("racks", 0, "racks (0: no rack set)"),
+        ("brokers-per-host", 1, "brokers per simulated host"),
+        ("new-brokers", 0, "new, empty brokers added"),
+        ("dead-brokers", 0, "brokers that are down"),
+        ("restarted-brokers", 0, "restarted brokers whose leaders moved away"),
     ):
-        c.add_argument(f"--{flag}", type=typ)
+        c.add_argument(f"--{flag}", type=integer(f"--{flag}", minimum=least, maximum=INT32_MAX),
+                       help=f"{what} (default: the preset's)")
     c.add_argument("--heterogeneous", action="store_true", default=None)
     c.set_defaults(func=run_cluster)
     try:
@@ -43,6 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     k = kinds.add_parser("consumers", help="consumer-group experiments (seed 000)")
     consumer_cli.add_arguments(k)
     k.set_defaults(func=consumer_cli.run)
+    no_action(p, kinds)
 
 
 def run_cluster(args: argparse.Namespace) -> int:
@@ -80,9 +85,14 @@ def run_cluster(args: argparse.Namespace) -> int:
     if spec.partitions < spec.topics:
         raise InputError(f"--partitions {spec.partitions} is fewer than --topics {spec.topics}",
                          hint="every topic has at least one partition")
-    check_output_file(args.out, "--out")
+    check_output_file(args.out, "--out", allow_stdout=True)
+    check_memory(cluster_bytes(spec.brokers + spec.new_brokers, spec.partitions, spec.topics, max(spec.rf)),
+                 f"simulate cluster with {spec.brokers + spec.new_brokers} brokers and {spec.partitions} partitions",
+                 hint="use smaller --partitions / --brokers / --topics")
     snap = generate(spec, seed=args.seed)
     write_snapshot(snap, args.out)
+    if args.out == "-":
+        return 0
     print(
         f"wrote {args.out}: {snap.n_brokers} brokers, {snap.n_partitions} partitions, "
         f"{snap.n_replicas} replicas (preset {args.preset}, seed {args.seed})"

@@ -18,6 +18,7 @@ import importlib
 import os
 import pkgutil
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -78,6 +79,12 @@ def _unrecognized(parser: argparse.ArgumentParser, argv: Sequence[str], extras: 
     return InputError(f"{p.prog}: {what} {' '.join(extras)}", hint=hint)
 
 
+def _unknown_flags(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
+    p = _chosen(parser, argv)
+    known = {s for a in [*parser._actions, *p._actions] for s in a.option_strings}
+    return [w for w in argv if w.startswith("--") and w != "--" and w.split("=", 1)[0] not in known][:1]
+
+
 def _render(exc: BalancerError) -> str:
     return exc.render().encode("utf-8", "backslashreplace").decode("utf-8")
 
@@ -106,13 +113,31 @@ def _stdout_failed(exc: OSError) -> int:
     return 1
 
 
+def quiet_known_warnings() -> None:
+    """Library warnings that say nothing the user can act on, silenced knowingly:
+
+    - PySpark 4 warns on every pandas conversion that it "does not yet fully support pandas >= 3". Its
+      package declares ``pandas>=2.2`` with no upper bound; the conversions we use (Arrow-backed
+      ``toPandas``/``createDataFrame`` of numeric and string columns) are covered by the Spark tests under the
+      pandas the project installs, so the warning is noise on every Spark command.
+    """
+    warnings.filterwarnings("ignore", message=r"PySpark does not yet fully support pandas", category=FutureWarning)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _tame_stdout()
+    quiet_known_warnings()
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:
         try:
-            args, extras = parser.parse_known_args(argv)
+            try:
+                args, extras = parser.parse_known_args(argv)
+            except InputError:
+                unknown = _unknown_flags(parser, argv)
+                if unknown:  # a mistyped flag explains a "required" error that follows from it
+                    raise _unrecognized(parser, argv, unknown) from None
+                raise
             if extras:
                 raise _unrecognized(parser, argv, extras)
         except SystemExit as exc:  # --help and --version: argparse exits 0 after printing
@@ -130,8 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except OSError as exc:
-        if exc.errno in (errno.EPIPE, errno.ENOSPC, errno.EIO) and _is_stdout_error():
-            return _stdout_failed(exc)
+        if exc.errno in (errno.EPIPE, errno.ENOSPC, errno.EIO) and exc.filename is None:
+            return _stdout_failed(exc)  # files are written through files.outputs, which names them
         return _unexpected(exc)
     except MemoryError:
         print("error: out of memory", file=sys.stderr)
@@ -140,14 +165,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: one line, the traceback only on request
         return _unexpected(exc)
     return int(rc or 0)
-
-
-def _is_stdout_error() -> bool:
-    try:
-        sys.stdout.flush()
-    except OSError:
-        return True
-    return False
 
 
 def _unexpected(exc: BaseException) -> int:

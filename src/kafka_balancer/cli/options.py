@@ -16,6 +16,7 @@ from kafka_balancer.validate import values as v
 
 __all__ = [
     "add_goal_options", "bootstrap", "broker_ids", "check_output_dir", "check_output_file", "duration",
+    "duration_text",
     "float_list", "fraction", "int_list", "integer", "no_action", "number", "regex", "seed", "size", "text",
     "timeout",
 ]
@@ -44,6 +45,19 @@ def seed(name: str = "--seed") -> Callable[[str], int]:
 def duration(name: str, *, maximum: float = v.MAX_DURATION_S, allow_zero: bool = False) -> Callable[[str], float]:
     """Seconds, from ``30s`` / ``2m`` / ``6h`` / plain seconds."""
     return lambda s: v.parse_duration_s(s, name, maximum=maximum, allow_zero=allow_zero)
+
+
+def duration_text(name: str, *, maximum: float = v.MAX_DURATION_S) -> Callable[[str], str]:
+    """A duration checked like :func:`duration`, passed on as whole milliseconds (``"300000ms"``) for code
+    that parses duration text itself."""
+
+    def parse(s: str) -> str:
+        ms = round(v.parse_duration_s(s, name, maximum=maximum) * 1000)
+        if ms < 1:
+            raise v.InputError(f"{name} {s.strip()} is shorter than a millisecond", hint=f"e.g. {name} 5m")
+        return f"{ms}ms"
+
+    return parse
 
 
 def timeout(name: str = "--timeout", *, maximum: float = v.MAX_TIMEOUT_S,

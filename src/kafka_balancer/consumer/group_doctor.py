@@ -18,7 +18,6 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from kafka_balancer.errors import InputError
@@ -47,13 +46,9 @@ class Finding:
 
 def read_properties(path: str) -> dict[str, str]:
     """Java-style ``key=value`` (or ``key: value``) lines; ``#`` and ``!`` start comments."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read --config {path}: {exc.strerror}", hint="check the path") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"--config {path} is not a text file (byte {exc.start} is not UTF-8)",
-                         hint="give a consumer.properties file of key=value lines") from None
+    from kafka_balancer.files.inputs import read_text
+
+    text = read_text(path, "--config", "a consumer.properties file of key=value lines", allow_stdin=True)
     out: dict[str, str] = {}
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()

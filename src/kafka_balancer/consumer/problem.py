@@ -104,6 +104,9 @@ class AssignmentProblem:
         return self.topics[int(self.topic_idx[p])], int(self.partition[p])
 
 
+_INT32_MAX = 2**31 - 1
+
+
 def _fail(message: str, hint: str) -> InputError:
     return InputError(message, hint=hint)
 
@@ -139,14 +142,13 @@ def make_problem(
     for i, (topic, pnum, pload) in enumerate(partitions):
         if not isinstance(topic, str) or not topic:
             raise _fail(f"partition #{i} has topic {topic!r}", "every partition needs a non-empty 'topic'")
-        if isinstance(pnum, bool) or not isinstance(pnum, int) or pnum < 0:
+        if isinstance(pnum, bool) or not isinstance(pnum, int) or not 0 <= pnum <= _INT32_MAX:
             raise _fail(f"partition {topic}-{pnum!r} has an invalid partition number",
-                        "'partition' must be an integer >= 0")
-        try:
-            lv = float(pload)
-        except (TypeError, ValueError):
+                        "'partition' must be an integer from 0 to 2147483647")
+        if isinstance(pload, bool) or not isinstance(pload, int | float | np.floating | np.integer):
             raise _fail(f"partition {topic}-{pnum} has a non-numeric load {pload!r}",
-                        "'load' must be a number >= 0") from None
+                        "'load' must be a number >= 0")
+        lv = float(pload)
         if not math.isfinite(lv) or lv < 0:
             raise _fail(f"partition {topic}-{pnum} has load {pload!r}", "'load' must be a finite number >= 0")
         if (topic, pnum) in pos_of:
@@ -236,56 +238,9 @@ def problem_from_arrays(
     )
 
 
-def _as_list(value: Any, what: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise _fail(f"{what} must be a JSON list, got {type(value).__name__}", f"write {what} as [...]")
-    return value
+def problem_from_dict(doc: Mapping[str, Any], source: str = "input") -> AssignmentProblem:
+    """Parse the ``assign --input`` JSON document (see docs/consumer.md); the checks are
+    :mod:`kafka_balancer.validate.consumer_input`'s."""
+    from kafka_balancer.validate.consumer_input import consumer_input_from_dict
 
-
-def _json_number(value: Any, what: str, hint: str) -> float:
-    """A JSON number (not a boolean, not a string)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _fail(f"{what} is {value!r}, not a number", hint)
-    return float(value)
-
-
-def problem_from_dict(doc: Mapping[str, Any]) -> AssignmentProblem:
-    """Parse the ``assign --input`` JSON document (see docs/consumer.md)."""
-    if not isinstance(doc, Mapping):
-        raise _fail("input must be a JSON object", "expected {\"members\": [...], \"partitions\": [...]}")
-    members: list[Member] = []
-    for i, m in enumerate(_as_list(doc.get("members"), "'members'")):
-        if not isinstance(m, Mapping) or "id" not in m:
-            raise _fail(f"members[{i}] has no 'id'", "each member is an object with 'id' and 'topics'")
-        who = f"member {m['id']!r}"
-        topics = _as_list(m.get("topics"), f"members[{i}].topics")
-        owned_raw = _as_list(m.get("owned", []), f"members[{i}].owned")
-        owned: list[tuple[str, int]] = []
-        for o in owned_raw:
-            if (not isinstance(o, list | tuple) or len(o) != 2 or not isinstance(o[0], str)
-                    or isinstance(o[1], bool) or not isinstance(o[1], int)):
-                raise _fail(f"{who} has a bad owned entry {o!r}",
-                            "write owned as [[topic, partition], ...] with a string topic and an integer partition")
-            owned.append((o[0], o[1]))
-        start = m.get("start_ms")
-        if start is not None:
-            start = _json_number(start, f"{who}: start_ms", "'start_ms' is a timestamp in milliseconds (or omit it)")
-            if not math.isfinite(start):
-                raise _fail(f"{who}: start_ms is {m.get('start_ms')!r}", "'start_ms' must be a finite timestamp")
-        capacity = _json_number(m.get("capacity", 1.0), f"{who}: capacity", "'capacity' must be a number > 0")
-        members.append(Member(
-            id=m["id"], topics=tuple(str(t) for t in topics),
-            start_ms=None if start is None else int(start),
-            capacity=capacity, owned=tuple(owned),
-        ))
-    parts: list[tuple[str, int, float]] = []
-    for i, p in enumerate(_as_list(doc.get("partitions"), "'partitions'")):
-        if not isinstance(p, Mapping) or "topic" not in p or "partition" not in p:
-            raise _fail(f"partitions[{i}] lacks 'topic' or 'partition'",
-                        "each partition is {\"topic\": ..., \"partition\": ..., \"load\": ...}")
-        load = p.get("load", 1.0)
-        if isinstance(load, bool):
-            raise _fail(f"partition {p['topic']}-{p['partition']} has load {load!r}, not a number",
-                        "'load' must be a number >= 0")
-        parts.append((p["topic"], p["partition"], load))
-    return make_problem(members, parts)
+    return consumer_input_from_dict(doc, source)

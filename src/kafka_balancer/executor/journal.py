@@ -22,9 +22,11 @@ from typing import Any
 
 import orjson
 
-from kafka_balancer.errors import InputError
 from kafka_balancer.executor.throttle import ThrottleConfigs
 from kafka_balancer.executor.view import TP
+from kafka_balancer.model.fileio import read_input_bytes
+from kafka_balancer.validate.journal import FORMAT_VERSION, parse_journal
+from kafka_balancer.validate.journal import WHAT as JOURNAL_WHAT
 
 
 @dataclass
@@ -54,7 +56,8 @@ def _tp(x: Any) -> TP:
 
 
 def replay(events: Iterable[dict[str, Any]]) -> JournalState:
-    """Fold journal events into a :class:`JournalState`. Unknown events are ignored."""
+    """Fold journal events (as :func:`~kafka_balancer.validate.journal.parse_journal` checked them) into a
+    :class:`JournalState`."""
     st = JournalState()
     for ev in events:
         kind = ev.get("e")
@@ -87,29 +90,11 @@ class Journal:
         self.path = Path(path)
 
     def read(self) -> list[dict[str, Any]]:
-        try:
-            lines = self.path.read_bytes().splitlines()
-        except FileNotFoundError:
+        """The journal's records (none when the file does not exist), validated by
+        :func:`kafka_balancer.validate.journal.parse_journal`."""
+        if not self.path.exists() and not self.path.is_symlink():
             return []
-        except OSError as exc:
-            raise InputError(f"cannot read the journal {self.path}: {exc.strerror}",
-                             hint="--journal is the JSON-lines file an execution wrote") from None
-        events = []
-        for i, line in enumerate(lines):
-            if not line.strip():
-                continue
-            try:
-                event = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                if i == len(lines) - 1:
-                    break  # a torn last line from a crash mid-write: ignore it
-                raise InputError(f"{self.path}:{i + 1}: not a journal record ({exc})",
-                                 hint="--journal is the JSON-lines file an execution wrote") from None
-            if not isinstance(event, dict) or not isinstance(event.get("e"), str):
-                raise InputError(f"{self.path}:{i + 1}: not a journal record (an object with an 'e' field)",
-                                 hint="--journal is the JSON-lines file an execution wrote")
-            events.append(event)
-        return events
+        return parse_journal(read_input_bytes(self.path, JOURNAL_WHAT, "--journal"), str(self.path))
 
     def state(self) -> JournalState:
         return replay(self.read())
@@ -117,6 +102,8 @@ class Journal:
     def append(self, kind: str, **fields: Any) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         rec = {"e": kind, "ts": int(time.time() * 1000), **fields}
+        if kind == "start":
+            rec["v"] = FORMAT_VERSION
         with self.path.open("ab") as f:
             f.write(orjson.dumps(rec) + b"\n")
             f.flush()

@@ -122,6 +122,19 @@ def refuse_overlap(flag: str, path: str | Path, inputs: Iterable[Named], *, is_d
                              hint=f"give {flag} a folder outside the inputs")
 
 
+def distinct_outputs(outputs: Iterable[Named]) -> None:
+    """Two outputs of one run at the same path: the second would replace the first."""
+    seen: dict[Path, str] = {}
+    for flag, path in outputs:
+        if path is None or str(path) == STDOUT:
+            continue
+        p = Path(path).resolve()
+        if p in seen:
+            raise InputError(f"{flag} {path} is also {seen[p]}: one would overwrite the other",
+                             hint=f"give {flag} its own path")
+        seen[p] = flag
+
+
 def check_output_file(
     path: str | Path,
     flag: str,
@@ -135,8 +148,11 @@ def check_output_file(
     ``formats``: the extensions allowed (``plot_formats()`` for a plot); ``inputs``: the run's inputs.
     """
     text = str(path)
-    if allow_stdout and text == STDOUT:
-        return
+    if text == STDOUT:
+        if allow_stdout:
+            return
+        raise InputError(f"{flag} -: this command cannot write {flag} to standard output",
+                         hint=f"give {flag} a file name (./- for a file named '-')")
     if not text or "\0" in text:
         raise InputError(f"{flag} {text!r} is not a path", hint=f"give {flag} a file name")
     p = Path(text).absolute()
@@ -231,7 +247,7 @@ def replacing(path: str | Path, flag: str = "--out", *, suffix: str | None = Non
 def write_bytes(path: str | Path, data: bytes, flag: str = "--out", *, allow_stdout: bool = False) -> None:
     """Write ``data`` to ``path`` atomically (or to standard output for ``-`` when ``allow_stdout``)."""
     if allow_stdout and str(path) == STDOUT:
-        sys.stdout.flush()
+        sys.stdout.flush()  # what was printed before comes first
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return

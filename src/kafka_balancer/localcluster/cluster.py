@@ -41,6 +41,8 @@ from kafka_balancer.localcluster.spec import (
     server_properties,
     storage_format_command,
 )
+from kafka_balancer.model.fileio import read_input_bytes
+from kafka_balancer.validate.local_state import LocalState, parse_local_state
 
 STATE_FILE = "cluster.json"
 DEFAULT_BASE_PORT = 19092
@@ -107,30 +109,26 @@ class LocalCluster:
     def state_file(self) -> Path:
         return self.state_dir / STATE_FILE
 
-    def _read_state(self) -> dict[str, Any] | None:
-        try:
-            data: dict[str, Any] = json.loads(self.state_file.read_text())
-        except FileNotFoundError:
+    def _read_state(self) -> LocalState | None:
+        """The state file, validated (:mod:`kafka_balancer.validate.local_state`); None when there is none."""
+        if self.state_dir.exists() and not self.state_dir.is_dir():
+            raise InputError(f"--state-dir {self.state_dir} is a file, not a folder",
+                             hint="pass the folder `local-cluster up` used (default out/local-cluster)")
+        if not self.state_file.exists() and not self.state_file.is_symlink():
             return None
-        except (OSError, ValueError) as exc:
-            raise InputError(f"cannot read {self.state_file}: {exc}",
-                             hint="remove the state directory or use another --state-dir") from exc
-        return data
+        return parse_local_state(read_input_bytes(self.state_file, "the local cluster's state file"),
+                                 str(self.state_file))
 
-    def _adopt(self, data: dict[str, Any], spec: ClusterSpec | None) -> None:
-        s = data["spec"]
-        stored = ClusterSpec(
-            brokers=s["brokers"], controllers=s["controllers"], brokers_per_host=s["brokers_per_host"],
-            heap_mb=s["heap_mb"], overrides=tuple(tuple(kv) for kv in s.get("overrides", [])),  # type: ignore[misc]
-        )
+    def _adopt(self, stored_state: LocalState, spec: ClusterSpec | None) -> None:
+        stored = stored_state.spec
         if spec is not None and (spec.brokers, spec.controllers, spec.brokers_per_host) != (
             stored.brokers, stored.controllers, stored.brokers_per_host
         ):
             self._pending_spec = spec
         self.spec = stored if spec is None else replace(stored, heap_mb=spec.heap_mb)
-        self.cluster_id = data["cluster_id"]
-        self.nodes = [NodeSpec(**n["node"]) for n in data["nodes"]]
-        self.pids = {int(n["node"]["node_id"]): n.get("pid") for n in data["nodes"]}
+        self.cluster_id = stored_state.cluster_id
+        self.nodes = list(stored_state.nodes)
+        self.pids = dict(stored_state.pids)
 
     def _write_state(self) -> None:
         self.state_dir.mkdir(parents=True, exist_ok=True)

@@ -18,5 +18,6 @@ def read_input_bytes(path: str | Path, what: str, flag: str | None = None) -> by
 
 def write_atomic(path: str | Path, data: bytes, flag: str = "--out") -> None:
     """Write ``data`` under a unique temporary name in the target folder, then rename it over ``path``;
-    only a regular file or a new path is replaced; nothing else in the folder is touched."""
-    outputs.write_bytes(path, data, flag)
+    only a regular file or a new path is replaced; nothing else in the folder is touched. ``-`` is
+    standard output: commands refuse it up front (``check_output_file``) where it does not fit."""
+    outputs.write_bytes(path, data, flag, allow_stdout=str(path) == outputs.STDOUT)

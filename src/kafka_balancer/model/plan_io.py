@@ -7,7 +7,6 @@ Only partitions that change are listed; ``replicas[0]`` is the intended leader.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,22 +15,12 @@ import orjson
 
 from kafka_balancer.errors import InputError
 from kafka_balancer.model.fileio import read_input_bytes, write_atomic
+from kafka_balancer.model.plan import Plan, PlanEntry
 from kafka_balancer.model.snapshot import Snapshot
+from kafka_balancer.validate.plan import parse_plan, plan_from_dict
 
-
-@dataclass(frozen=True)
-class PlanEntry:
-    topic: str
-    partition: int
-    replicas: tuple[int, ...]  # Kafka broker ids; [0] is the intended leader
-
-
-@dataclass(frozen=True)
-class Plan:
-    entries: tuple[PlanEntry, ...]
-
-    def __len__(self) -> int:
-        return len(self.entries)
+__all__ = ["Plan", "PlanEntry", "apply_plan", "partition_index", "plan_from_dict", "plan_to_dict", "read_plan",
+           "validate_plan", "write_plan"]
 
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
@@ -43,53 +32,10 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
     }
 
 
-def plan_from_dict(doc: Any, source: str = "plan") -> Plan:
-    if not isinstance(doc, dict):
-        raise InputError(f"{source}: a plan is a JSON object with 'version' and 'partitions'")
-    if doc.get("version") != 1:
-        raise InputError(
-            f"{source}: unknown plan version {doc.get('version')!r}",
-            hint="kafka-reassign-partitions plans have version 1",
-        )
-    parts = doc.get("partitions")
-    if not isinstance(parts, list):
-        raise InputError(f"{source}: 'partitions' must be a list")
-    seen: set[tuple[str, int]] = set()
-    entries = []
-    for i, e in enumerate(parts):
-        where = f"{source}: partitions[{i}]"
-        if not isinstance(e, dict):
-            raise InputError(f"{where} must be an object with topic, partition, replicas")
-        topic, num, reps = e.get("topic"), e.get("partition"), e.get("replicas")
-        if not isinstance(topic, str) or not topic:
-            raise InputError(f"{where}: topic {topic!r} must be a non-empty string")
-        if isinstance(num, bool) or not isinstance(num, int) or not 0 <= num < 2**31:
-            raise InputError(f"{where}: partition {num!r} must be an integer from 0 to {2**31 - 1}")
-        label = f"{source}: partition {topic}-{num}"
-        if (topic, num) in seen:
-            raise InputError(f"{label} is listed twice", hint="list each partition once")
-        seen.add((topic, num))
-        if (
-            not isinstance(reps, list)
-            or not reps
-            or not all(isinstance(b, int) and not isinstance(b, bool) for b in reps)
-        ):
-            raise InputError(f"{label}: replicas {reps!r} must be a non-empty list of broker ids")
-        if len(set(reps)) != len(reps):
-            raise InputError(f"{label}: a broker appears twice in replicas {reps}")
-        entries.append(PlanEntry(topic, num, tuple(reps)))
-    return Plan(tuple(entries))
-
-
 def read_plan(path: str | Path) -> Plan:
+    """Read and validate a plan file (:mod:`kafka_balancer.validate.plan` says what is checked)."""
     p = Path(path)
-    raw = read_input_bytes(p, "a plan JSON file")
-    try:
-        doc = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"{p}: not valid JSON: {exc}",
-                         hint="a plan is kafka-reassign-partitions JSON, as `kafka-balancer plan` writes it") from None
-    return plan_from_dict(doc, source=str(p))
+    return parse_plan(read_input_bytes(p, "a plan JSON file"), str(p))
 
 
 def write_plan(plan: Plan, path: str | Path) -> None:

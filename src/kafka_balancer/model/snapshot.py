@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -174,3 +175,75 @@ def replica_counts(snap: Snapshot, replicas: IntArr | None = None) -> Int64Arr:
     rep = snap.replicas if replicas is None else replicas
     flat = rep[rep >= 0]
     return np.bincount(flat, minlength=snap.n_brokers).astype(np.int64)
+
+
+class Derived:
+    """What the planner's steps derive from one snapshot, computed once on first use and shared: the
+    exact model, the bounds, the metrics, the working state and the infeasibility proofs all read it
+    instead of recomputing totals, live slots and per-broker loads. Read-only: never modify the arrays.
+
+    Example::
+
+        >>> import numpy as np
+        >>> snap = Snapshot.build(
+        ...     broker_ids=[0, 1], capacity=np.full((2, 4), 100.0),
+        ...     topics=["t"], topic_idx=[0], partition=[0], replicas=[[0, 1]], leader=[0],
+        ...     leader_load=[[2.0, 10.0, 1.0, 3.0]], follower_load=[[1.0, 10.0, 1.0, 0.0]])
+        >>> Derived(snap).totals.tolist()
+        [3.0, 20.0, 2.0, 3.0]
+    """
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.snap = snap
+
+    @cached_property
+    def loads(self) -> FloatArr:
+        return broker_loads(self.snap)
+
+    @cached_property
+    def totals(self) -> FloatArr:
+        return total_load(self.snap)
+
+    @cached_property
+    def live_slot(self) -> BoolArr:
+        return on_live(self.snap)
+
+    @cached_property
+    def has_live(self) -> BoolArr:
+        return np.asarray(self.live_slot.any(axis=1))
+
+    @cached_property
+    def disk_bytes(self) -> FloatArr:
+        return np.maximum(self.snap.leader_load[:, DISK], self.snap.follower_load[:, DISK])
+
+    @cached_property
+    def rows_by_broker(self) -> list[Int64Arr]:
+        """Partitions with a replica on each broker position."""
+        rep = self.snap.replicas
+        rows, cols = np.nonzero(rep >= 0)
+        brokers = rep[rows, cols]
+        order = np.argsort(brokers, kind="stable")
+        cuts = np.searchsorted(brokers[order], np.arange(self.snap.n_brokers + 1))
+        rows_sorted = rows[order].astype(np.int64)
+        return [rows_sorted[cuts[i] : cuts[i + 1]] for i in range(self.snap.n_brokers)]
+
+    @cached_property
+    def replica_counts(self) -> Int64Arr:
+        return replica_counts(self.snap)
+
+    @cached_property
+    def potential_nw_out(self) -> FloatArr:
+        """Network-out each broker would serve if every replica it holds led."""
+        rep = self.snap.replicas
+        rows, cols = np.nonzero(rep >= 0)
+        return np.bincount(rep[rows, cols], weights=self.snap.leader_load[rows, NW_OUT], minlength=self.snap.n_brokers)
+
+    @cached_property
+    def topic_counts(self) -> Int64Arr:
+        """[T, N]: replicas of each topic on each broker."""
+        snap = self.snap
+        rep = snap.replicas
+        rows, cols = np.nonzero(rep >= 0)
+        key = snap.topic_idx[rows].astype(np.int64) * snap.n_brokers + rep[rows, cols]
+        flat = np.bincount(key, minlength=len(snap.topics) * snap.n_brokers)
+        return flat.reshape(len(snap.topics), snap.n_brokers).astype(np.int64)

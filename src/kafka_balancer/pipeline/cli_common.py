@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 from typing import Any
 
 import orjson
 
+from kafka_balancer.cli.options import duration_text, integer, text
 from kafka_balancer.errors import InputError
+from kafka_balancer.files.inputs import read_bytes
 from kafka_balancer.model.snapshot import RESOURCES
 from kafka_balancer.pipeline.config import PipelineConfig, parse_capacity, parse_duration_ms
+from kafka_balancer.validate.spark import check_master, check_memory
 
 
 def _ratio(name: str) -> Any:
@@ -27,17 +29,29 @@ def _ratio(name: str) -> Any:
     return parse
 
 
+def _capacity_text(text: str) -> str:
+    """--capacity checked when parsed (the error names the flag); passed on as given."""
+    try:
+        parse_capacity(text)
+    except InputError as exc:
+        raise InputError(f"--capacity: {exc.message}", hint=exc.hint) from None
+    return text
+
+
 def add_window_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--window", default="5m", help="window length (default 5m; e.g. 60s, 1h)")
-    p.add_argument("--windows", type=int, default=6, help="how many windows make the snapshot (default 6)")
-    p.add_argument("--cluster", default=None, help="cluster label to use when the samples hold several")
+    p.add_argument("--window", type=duration_text("--window", maximum=86_400), default="5m",
+                   help="window length (default 5m; e.g. 60s, 1h)")
+    p.add_argument("--windows", type=integer("--windows", maximum=100_000), default=6,
+                   help="how many windows make the snapshot (default 6)")
+    p.add_argument("--cluster", type=text("--cluster"), default=None,
+                   help="cluster label to use when the samples hold several")
     p.add_argument("--min-sample-ratio", type=_ratio("--min-sample-ratio"), default=0.5,
                    help="a window counts with at least this share of the rounds seen in it (default 0.5)")
-    p.add_argument("--min-valid-windows", type=int, default=None,
+    p.add_argument("--min-valid-windows", type=integer("--min-valid-windows", maximum=100_000), default=None,
                    help="a partition counts with this many valid windows (default: half of --windows)")
     p.add_argument("--min-valid-ratio", type=_ratio("--min-valid-ratio"), default=0.95,
                    help="fail when fewer partitions than this share count (default 0.95)")
-    p.add_argument("--capacity", default="",
+    p.add_argument("--capacity", type=_capacity_text, default="",
                    help="broker capacity for every broker, e.g. cpu=100,disk=5e11,nw_in=1.25e8,nw_out=1.25e8 "
                         "(defaults: cpu 100, disk 1e12 B, network 1.25e8 B/s)")
     p.add_argument("--capacities", default=None,
@@ -57,6 +71,8 @@ def _capacity_value(path: str, where: str, key: str, value: object) -> float:
 
 
 def config_from_args(args: argparse.Namespace) -> PipelineConfig:
+    check_master(args.master)  # Spark settings it cannot start with: one line, before anything starts
+    check_memory(args.driver_memory)
     if args.windows < 1:
         raise InputError(f"--windows must be at least 1, got {args.windows}", hint="e.g. --windows 6")
     if args.min_valid_windows is not None and not 1 <= args.min_valid_windows <= args.windows:
@@ -66,8 +82,8 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
     per_broker: dict[int, dict[str, float]] = {}
     if args.capacities:
         try:
-            doc = orjson.loads(Path(args.capacities).read_bytes())
-        except (OSError, orjson.JSONDecodeError) as exc:
+            doc = orjson.loads(read_bytes(args.capacities, "--capacities", "a JSON file of capacities"))
+        except orjson.JSONDecodeError as exc:
             raise InputError(f"cannot read --capacities {args.capacities}: {exc}",
                              hint="give a JSON file with 'default' and/or 'brokers'") from None
         if not isinstance(doc, dict):
@@ -102,8 +118,15 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
 
 
 def spark_from_args(args: argparse.Namespace, kafka: bool = False) -> Any:
+    """The SparkSession of the command's --master and --driver-memory. With ``kafka`` (streaming from
+    ``--from-kafka``), the cluster and its ``--topic`` are checked first: one that cannot be reached fails
+    within its timeout, before Spark starts."""
     from kafka_balancer.pipeline.session import connector_jars, get_spark, spark_conf
 
+    if kafka:
+        from kafka_balancer.pipeline.streaming import check_kafka_source
+
+        check_kafka_source(args.from_kafka, args.topic)
     jars = connector_jars(required=kafka)
     return get_spark(spark_conf(master=args.master, driver_memory=args.driver_memory, jars=jars))
 

@@ -272,5 +272,7 @@ def plot_sweep(summary: pd.DataFrame, path: str) -> None:
     axes[0].legend()
     fig.suptitle("What-if: θ × ε over simulated clusters with load drift (seed 001 §3.2)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    from kafka_balancer.report.plots import save_figure
+
+    save_figure(fig, path, "--out")
     plt.close(fig)

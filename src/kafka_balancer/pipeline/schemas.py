@@ -86,3 +86,7 @@ def type_schema(rtype: str, with_type: bool = True) -> StructType:
     """The schema of one record type (as stored in ``DIR/parquet/<type>/``)."""
     common = COMMON if with_type else [c for c in COMMON if c[0] != "type"]
     return StructType([StructField(n, t, True) for n, t in [*common, *TYPE_FIELDS[rtype]]])
+
+
+# the offsets of a partition record, by the short name the window aggregates give them (first_leo, last_lso)
+OFFSETS = {"leo": "log_end_offset", "lso": "log_start_offset"}

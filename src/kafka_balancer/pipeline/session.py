@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_balancer.errors import InputError
+from kafka_balancer.validate.spark import check_master, check_memory, start_failure
 
 DEFAULT_MASTER = "local[2]"
 
@@ -61,10 +62,13 @@ def spark_conf(
 
 
 def get_spark(conf: dict[str, str] | None = None) -> Any:
-    """Build (or reuse) the SparkSession. ``SPARK_LOCAL_IP`` is pinned to loopback for local masters."""
+    """Build (or reuse) the SparkSession. ``SPARK_LOCAL_IP`` is pinned to loopback for local masters.
+    Settings Spark cannot start with, or a Spark that does not start, are one SparkStartError (exit 1)."""
     from pyspark.sql import SparkSession
 
     conf = conf or spark_conf()
+    master = check_master(conf.get("spark.master", DEFAULT_MASTER))
+    check_memory(conf.get("spark.driver.memory", "1g"))
     # Python workers (applyInPandas) run the interpreter that runs us, which has kafka_balancer installed.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if conf.get("spark.master", "").startswith("local"):
@@ -72,6 +76,9 @@ def get_spark(conf: dict[str, str] | None = None) -> Any:
     builder = SparkSession.builder
     for k, v in conf.items():
         builder = builder.config(k, v)
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:  # the JVM did not start or refused the settings
+        raise start_failure(master, exc) from None
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -2,14 +2,14 @@
 watermark -> a fresh snapshot for every window that closes.
 
 One streaming query per record type parses the JSON values, sets a watermark on the sample time and
-runs the *same* window aggregation as the batch pipeline (``aggregate.py``) in append mode: Spark keeps
+runs the *same* window aggregation as the batch pipeline (``sql/aggregate.py``) in append mode: Spark keeps
 each open window in its state store and writes it once, when the watermark passes its end, to a Parquet
 file sink (``STATE/aggs/<type>/``). The file sink and the checkpoint (``STATE/checkpoints/<type>/``) make
 that exactly-once across restarts: a batch that was interrupted is replayed under the same id and its
 files are committed once.
 
 :func:`emit_ready_windows` then takes every window that all queries have closed and that has no snapshot
-yet, runs the batch pipeline's window step (``tables.py``) on the stored aggregates (with the window
+yet, runs the batch pipeline's window step (``sql/tables.py``) on the stored aggregates (with the window
 before them as the base of the first interval and the history the CPU fit needs), writes the window
 tables of those windows (overwriting each window's partition only) and ``snapshot-<window start>.json``
 plus ``snapshot.json`` for the newest one. Polled every trigger, that is one snapshot per window; after
@@ -33,14 +33,40 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
-from kafka_balancer.pipeline.aggregate import AGGREGATORS
-from kafka_balancer.pipeline.batch import finish, write_window_tables
+from kafka_balancer.errors import ClusterError, InputError
 from kafka_balancer.pipeline.config import PipelineConfig
 from kafka_balancer.pipeline.read import parse_json_values
-from kafka_balancer.pipeline.tables import WindowTables, window_tables
+from kafka_balancer.pipeline.sql.aggregate import AGGREGATORS
+from kafka_balancer.pipeline.sql.job import finish
+from kafka_balancer.pipeline.sql.tables import WindowTables, window_tables
 
 DEFAULT_TOPIC = "__kafka_balancer_samples"
+SOURCE_TIMEOUT_S = 15.0
 Source = Callable[[], DataFrame]
+
+
+def check_kafka_source(bootstrap: str, topic: str = DEFAULT_TOPIC, timeout_s: float = SOURCE_TIMEOUT_S) -> None:
+    """The samples topic exists on a cluster that answers within ``timeout_s``: ClusterError (exit 1) when
+    no broker answers, InputError when the topic is not there. Spark's Kafka source would otherwise retry
+    without end and say nothing."""
+    from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs
+
+    try:
+        admin = connect_admin(bootstrap, timeout_s)
+    except ClusterError as exc:
+        raise ClusterError(f"--from-kafka: {exc.message}", hint="check --from-kafka host:port and that the "
+                           "brokers run (`kafka-balancer local-cluster status` for the local cluster)") from None
+    try:
+        with quiet_kafka_logs():
+            topics = set(admin.list_topics())
+    except Exception as exc:  # kafka-python raises its own errors and OSErrors on a broken connection
+        raise ClusterError(f"cannot list the topics of {bootstrap}: {type(exc).__name__}: {exc}"[:300],
+                           hint="check --from-kafka and that the brokers run") from None
+    finally:
+        admin.close()
+    if topic not in topics:
+        raise InputError(f"--topic {topic!r} does not exist on {bootstrap}",
+                         hint="`kafka-balancer collect --topic` produces the samples there; check --topic")
 
 
 def kafka_source(spark: SparkSession, bootstrap: str, topic: str = DEFAULT_TOPIC,
@@ -206,11 +232,8 @@ def emit_ready_windows(spark: SparkSession, state_dir: str | Path, out_dir: str 
     tables = window_tables(window_aggs, w_ms, history, cfg.min_sample_ratio, cfg.cpu_min_obs, cfg.cpu_min_windows)
     # Window tables of the new windows (a window rewritten after a restart replaces itself).
     is_new = F.col("window").isin(todo)
-    write_window_tables(
-        WindowTables(tables.partition_windows.where(is_new), tables.broker_windows.where(is_new),
-                     tables.cpu_model, todo),
-        out / "tables",
-    )
+    WindowTables(tables.partition_windows.where(is_new), tables.broker_windows.where(is_new),
+                 tables.cpu_model, todo).write(out / "tables")
     # One snapshot, for the newest window, over the last ``cfg.windows`` windows.
     last_n = [x for x in history if x > newest - cfg.windows * w_ms]
     in_n = F.col("window").isin(last_n)
@@ -239,6 +262,7 @@ def run_forever(spark: SparkSession, source: Source, cfg: PipelineConfig, state_
     """The ``pipeline --from-kafka`` loop: keep the queries running, emit windows as they close."""
     job = start(spark, source, cfg, state_dir, lateness_ms, {"processingTime": f"{int(poll_s)} seconds"})
     polls = 0
+    rows = 0
     try:
         while max_polls is None or polls < max_polls:
             time.sleep(poll_s)
@@ -246,6 +270,8 @@ def run_forever(spark: SparkSession, source: Source, cfg: PipelineConfig, state_
             for q in job.queries.values():
                 if q.exception() is not None:
                     raise RuntimeError(f"streaming query {q.name} failed: {q.exception()}")
+            rows += sum(1 for q in job.queries.values() for prog in q.recentProgress
+                        if int(prog.get("numInputRows") or 0) > 0)
             wm = job.watermark_ms()
             if wm is not None:
                 new = emit_ready_windows(spark, state_dir, out_dir, cfg, wm)
@@ -253,3 +279,6 @@ def run_forever(spark: SparkSession, source: Source, cfg: PipelineConfig, state_
                     on_emit(new)
     finally:
         job.stop()
+    if max_polls is not None and rows == 0 and not emitted_windows(out_dir):
+        raise ClusterError(f"no samples arrived in {polls} polls of {poll_s:g} s: nothing to make a snapshot of",
+                           hint="check that `kafka-balancer collect --topic` is producing samples to the topic")

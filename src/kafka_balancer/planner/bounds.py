@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from kafka_balancer.model.snapshot import CPU, DISK, NR, NW_IN, RESOURCES, Snapshot, broker_loads, on_live, total_load
+from kafka_balancer.model.snapshot import CPU, DISK, NR, NW_IN, RESOURCES, Derived, Snapshot
 
 
 def mean_util_range(total: float, caps: np.ndarray, eps: float) -> tuple[float, float]:
@@ -39,24 +39,25 @@ def mean_util_range(total: float, caps: np.ndarray, eps: float) -> tuple[float, 
     return total / (big_c + eps * low_sum), total / (big_c + eps * high_sum)
 
 
-def moved_bytes_lower_bound(snap: Snapshot, eps: float) -> float:
+def moved_bytes_lower_bound(snap: Snapshot, eps: float, view: Derived | None = None) -> float:
+    view = view if view is not None else Derived(snap)
     alive = snap.alive
     if not alive.any():
         return 0.0
-    disk = np.maximum(snap.leader_load[:, DISK], snap.follower_load[:, DISK])
+    disk = view.disk_bytes
     rep = snap.replicas
-    live_slot = on_live(snap)
+    live_slot = view.live_slot
     on_dead = (rep >= 0) & ~live_slot
     has_live = live_slot.any(axis=1)
     dead_bytes = float((on_dead.sum(axis=1) * disk * has_live).sum())
 
-    loads = broker_loads(snap)
+    loads = view.loads
     caps = snap.capacity[alive]
-    totals = total_load(snap)
+    totals = view.totals
     live_ids = np.nonzero(alive)[0]
     src_bytes = np.zeros(live_ids.size)
     deficit = 0.0
-    rows_of = _rows_by_broker(snap)
+    rows_of = view.rows_by_broker
     for r in (DISK, NW_IN, CPU):
         m_lo, m_hi = mean_util_range(float(totals[r]), caps[:, r], eps)
         top = (1 + eps) * m_hi * caps[:, r]
@@ -81,16 +82,6 @@ def moved_bytes_lower_bound(snap: Snapshot, eps: float) -> float:
     return max(dead_bytes + float(src_bytes.sum()), deficit)
 
 
-def _rows_by_broker(snap: Snapshot) -> list[np.ndarray]:
-    """Partitions with a replica on each broker position."""
-    rows, cols = np.nonzero(snap.replicas >= 0)
-    brokers = snap.replicas[rows, cols]
-    order = np.argsort(brokers, kind="stable")
-    cuts = np.searchsorted(brokers[order], np.arange(snap.n_brokers + 1))
-    rows_sorted = rows[order]
-    return [rows_sorted[cuts[i] : cuts[i + 1]] for i in range(snap.n_brokers)]
-
-
 def _min_bytes_carrying(snap: Snapshot, rows: np.ndarray, amount: float, disk: np.ndarray, r: int = NW_IN) -> float:
     """Fewest bytes whose replicas (partitions ``rows`` on one broker) carry ``amount`` of resource ``r`` in
     their follower role (fractional knapsack: densest first); network-in is the same in both roles."""
@@ -109,13 +100,13 @@ def _min_bytes_carrying(snap: Snapshot, rows: np.ndarray, amount: float, disk: n
     return float(prev_size + (amount - prev_nw) * size[order][k] / nw[order][k])
 
 
-def brokers_to_add(snap: Snapshot, theta: float) -> int:
+def brokers_to_add(snap: Snapshot, theta: float, view: Derived | None = None) -> int:
     """Brokers of the present (mean) size the cluster needs so that the mean utilisation is ≤ θ."""
     alive = snap.alive
     n = int(alive.sum())
     if n == 0:
         return 0
-    totals = total_load(snap)
+    totals = (view if view is not None else Derived(snap)).totals
     mean_cap = snap.capacity[alive].mean(axis=0)
     need = 0
     for r in range(NR):
@@ -124,7 +115,7 @@ def brokers_to_add(snap: Snapshot, theta: float) -> int:
     return max(0, need)
 
 
-def rack_infeasibility(snap: Snapshot, eps: float) -> list[str]:
+def rack_infeasibility(snap: Snapshot, eps: float, view: Derived | None = None) -> list[str]:
     """Proofs that the ε band cannot be reached without breaking rack awareness, one line per rack.
 
     A partition that spans every rack must keep a replica in every rack (its spread may not shrink),
@@ -144,7 +135,7 @@ def rack_infeasibility(snap: Snapshot, eps: float) -> list[str]:
     g_sorted = np.sort(g, axis=1)
     span = ((g_sorted[:, 1:] != g_sorted[:, :-1]) & (g_sorted[:, 1:] >= 0)).sum(axis=1) + (g_sorted[:, 0] >= 0)
     forced = snap.follower_load[span >= n_racks].sum(axis=0)
-    totals = total_load(snap)
+    totals = (view if view is not None else Derived(snap)).totals
     caps = snap.capacity[alive]
     out = []
     for rk in live_racks.tolist():
@@ -162,34 +153,55 @@ def rack_infeasibility(snap: Snapshot, eps: float) -> list[str]:
     return out
 
 
-def partition_infeasibility(snap: Snapshot, eps: float, limit: int = 10) -> list[str]:
+def partition_infeasibility(snap: Snapshot, eps: float, limit: int = 10, view: Derived | None = None) -> list[str]:
     """Partitions too hot for any broker: whoever leads (or holds) one ends above the band's highest top.
 
     For each resource, a partition's lightest possible footprint on a broker is its follower load (its
     leader load for the leader, which some live replica must be); on the largest live broker that still
-    exceeds the top if the partition is too hot for the cluster's broker size.
+    exceeds the top if the partition is too hot for the cluster's broker size. One line per partition,
+    naming every resource it is too hot for.
     """
+    return hot_partitions(snap, eps, view, limit)[0]
+
+
+def hot_partitions(
+    snap: Snapshot, eps: float, view: Derived | None = None, limit: int = 10
+) -> tuple[list[str], tuple[tuple[int, int], ...]]:
+    """(lines, exempt): :func:`partition_infeasibility`'s lines, and the (broker, resource) pairs that
+    are provably out of the band whatever the plan: the present leader of a too-hot partition on that
+    resource (any leader would be; moving the leadership only moves the problem)."""
+    view = view if view is not None else Derived(snap)
     alive = snap.alive
     if not alive.any():
-        return []
+        return [], ()
     caps = snap.capacity[alive]
-    totals = total_load(snap)
-    out: list[str] = []
+    totals = view.totals
+    found: dict[int, list[str]] = {}
+    exempt: list[tuple[int, int]] = []
     for r, res in enumerate(RESOURCES):
         if totals[r] <= 0:
             continue
         _, m_hi = mean_util_range(float(totals[r]), caps[:, r], eps)
         top = (1 + eps) * m_hi * float(caps[:, r].max())
-        hot = np.nonzero(snap.leader_load[:, r] > top)[0]
-        for p in hot[np.argsort(-snap.leader_load[hot, r])][:limit].tolist():
-            out.append(
-                f"partition {snap.partition_label(p)} puts {res} {snap.leader_load[p, r] / caps[:, r].max():.3f} "
-                f"of the largest broker on its leader, above the band top {top / caps[:, r].max():.3f}"
+        hot = np.nonzero((snap.leader_load[:, r] > top) & view.has_live)[0]
+        for p in hot[np.argsort(-snap.leader_load[hot, r], kind="stable")].tolist():
+            found.setdefault(p, []).append(
+                f"{res} {snap.leader_load[p, r] / caps[:, r].max():.3f} (band top {top / caps[:, r].max():.3f})"
             )
-    return out
+            b = int(snap.leader[p])
+            if b >= 0 and alive[b]:
+                exempt.append((b, r))
+    lines = [
+        f"partition {snap.partition_label(p)} puts {' and '.join(parts)} of the largest broker on its leader, "
+        "above the band top, whoever leads it"
+        for p, parts in list(found.items())[:limit]
+    ]
+    if len(found) > limit:
+        lines.append(f"{len(found) - limit} more partition(s) too hot for any broker")
+    return lines, tuple(exempt)
 
 
-def spread_lp_infeasibility(snap: Snapshot, theta: float, eps: float) -> list[str]:
+def spread_lp_infeasibility(snap: Snapshot, theta: float, eps: float, view: Derived | None = None) -> list[str]:
     """Proofs, by a small linear programme per resource, that rack or host spread rules out balance.
 
     Relaxation of every balanced state: live broker utilisations ``u`` within θ and within ``(1 ± ε)``
@@ -208,10 +220,11 @@ def spread_lp_infeasibility(snap: Snapshot, theta: float, eps: float) -> list[st
     if n < 2:
         return []
     rep = snap.replicas
-    has_live = np.asarray(on_live(snap).any(axis=1))
+    view = view if view is not None else Derived(snap)
+    has_live = view.has_live
     F, L = snap.follower_load[has_live], snap.leader_load[has_live]
     rf = snap.rf[has_live].astype(np.int64)
-    totals = total_load(snap, has_live)
+    totals = (L + F * (rf - 1)[:, None]).sum(axis=0)
     cap = snap.capacity[live]
     out: list[str] = []
     for kind, group_of, names in (("rack", snap.rack_idx, snap.rack_names), ("host", snap.host_idx, snap.host_names)):

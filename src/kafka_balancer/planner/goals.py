@@ -44,16 +44,22 @@ class DistributionGoal:
     target: FloatArr  # per resource
     lo: FloatArr
     hi: FloatArr
+    active: bool = True  # False when the goal policy leaves it out: no band at all
 
     @staticmethod
-    def around(target: FloatArr, eps: float, theta: float, margin: float) -> DistributionGoal:
+    def around(target: FloatArr, eps: float, theta: float, margin: float, active: bool = True) -> DistributionGoal:
         e = eps * margin
         hi = (1.0 + e) * target
         # Where the band's top lies above θ but the target does not, θ is the tighter ceiling.
         hi = np.where((hi > theta) & (target <= theta), np.maximum(theta, target), hi)
+        if not active:
+            return DistributionGoal(target=target, lo=np.full_like(target, -np.inf), hi=np.full_like(target, np.inf),
+                                    active=False)
         return DistributionGoal(target=target, lo=(1.0 - e) * target, hi=hi)
 
     def violation(self, util: FloatArr) -> FloatArr:
+        if not self.active:
+            return np.zeros_like(util)
         scale = np.where(self.target > 0, self.target, 1.0)
         v = (np.maximum(0.0, util - self.hi) + np.maximum(0.0, self.lo - util)) / scale
         return np.where(self.target > 0, v, 0.0)

@@ -98,9 +98,12 @@ def evaluate(
     eps: float = 0.1,
     replicas: IntArr | None = None,
     leader: IntArr | None = None,
+    loads: FloatArr | None = None,
 ) -> Metrics:
-    """Metrics of the snapshot's assignment, or of another assignment over the same loads."""
-    loads = broker_loads(snap, replicas, leader)
+    """Metrics of the snapshot's assignment, or of another assignment over the same loads (or of the
+    per-broker ``loads`` given, e.g. a derived view's or the planner state's)."""
+    if loads is None:
+        loads = broker_loads(snap, replicas, leader)
     live = snap.alive
     util = loads[live] / snap.capacity[live]
     n = int(live.sum())

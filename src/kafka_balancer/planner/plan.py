@@ -20,17 +20,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from kafka_balancer.errors import InputError
 from kafka_balancer.model.plan_io import Plan, PlanEntry
-from kafka_balancer.model.snapshot import CPU, NW_OUT, RESOURCES, Snapshot
+from kafka_balancer.model.snapshot import CPU, DISK, NW_IN, NW_OUT, RESOURCES, Derived, Snapshot
 from kafka_balancer.planner import bounds, exact
 from kafka_balancer.planner.constraints import Constraints, Resolved, resolve
+from kafka_balancer.planner.count_goals import CountGoal, make_goal
+from kafka_balancer.planner.goals import CapacityGoal
 from kafka_balancer.planner.metrics import Metrics, evaluate
-from kafka_balancer.planner.policy import GoalReport, parse_goals
+from kafka_balancer.planner.policy import RESOURCE_GOALS, GoalReport, parse_goals
 from kafka_balancer.planner.state import TOL, State
 from kafka_balancer.planner.strategies import compact, evacuate, leadership, polish, replica, swap, tighten
 
@@ -114,9 +117,10 @@ def _balance(
         done = False
         if r in (CPU, NW_OUT):
             done = leadership.shed(st, b, r) if high else leadership.attract(st, b, r)
-        if not done:
+        copies_left = st.can_copy()
+        if not done and copies_left:
             done = replica.shed(st, b, r) if high else replica.attract(st, b, r)
-        if not done:
+        if not done and copies_left:
             done = swap.shed(st, b, r) if high else swap.attract(st, b, r)
         if done:
             moves += 1
@@ -140,6 +144,20 @@ class _Settings:
     compact: bool
     before: Metrics
     progress: Callable[[int], None] | None
+    res: Resolved
+    view: Derived
+    policy: tuple[str, ...]
+    exempt: tuple[tuple[int, int], ...] = ()  # (broker, resource) pairs provably out of reach: not chased
+
+    @property
+    def resource_first(self) -> int:
+        """Position of the first resource goal in the policy (len(policy) when none is in it)."""
+        return next((i for i, g in enumerate(self.policy) if g in RESOURCE_GOALS), len(self.policy))
+
+    def count_goals(self, before_resources: bool) -> list[CountGoal]:
+        k = self.resource_first
+        names = self.policy[:k] if before_resources else self.policy[k:]
+        return [make_goal(g, self.theta) for g in names if g not in RESOURCE_GOALS]
 
 
 @dataclass
@@ -151,9 +169,11 @@ class _Outcome:
     relaxed: bool
     exact: bool = False
     cached_residual: float | None = None
+    goals_before: tuple[tuple[str, float, str], ...] = ()
+    count_moves: dict[str, int] = field(default_factory=dict)
 
     def metrics(self, cfg: _Settings) -> Metrics:
-        return evaluate(self.st.snap.with_assignment(self.st.rep, self.st.ldr), cfg.theta, cfg.eps)
+        return evaluate(self.st.snap, cfg.theta, cfg.eps, loads=self.st.load)
 
     def residual(self, cfg: _Settings) -> float:
         """Distance from the goals of the state as it is now (cached: read before any polishing)."""
@@ -187,24 +207,39 @@ def plan(
     """
     t0 = time.monotonic()
     cons = constraints if constraints is not None else Constraints()
-    _resolved: Resolved = resolve(cons, snap)
-    _policy = parse_goals(goals)
-    # the exact model may use at most half the caller's time (a short limit trades determinism for speed)
+    res = resolve(cons, snap)
+    policy = parse_goals(goals)
+    original = snap
+    # brokers being removed are planned as if they were down: every replica must leave them
+    if res.removed.any():
+        snap = replace(snap, alive=snap.alive & ~res.removed)
+        if not snap.alive.any():
+            raise InputError("no live broker is left once the removed brokers are taken out",
+                             hint="remove fewer brokers")
+    view = Derived(snap)
+    before = evaluate(original, theta, eps, loads=view.loads if snap is original else None)
+    _check_removal_budget(snap, res, view)
+    resources_on = "capacity" in policy and "distribution" in policy and cfg_resource_first(policy) == 0
+    # the exact model may use at most half the caller's time (a short limit trades determinism for speed);
+    # it knows neither the operator's modes nor the count goals, so it runs only for a full rebalance
     ex = (
         exact.exact_bound(snap, theta, eps, node_limit=exact_nodes, time_limit=min(exact.TIME_LIMIT, time_limit / 2))
-        if exact_nodes > 0
+        if exact_nodes > 0 and cons.default and resources_on
         else None
     )
-    lower = bounds.moved_bytes_lower_bound(snap, eps)
+    lower = bounds.moved_bytes_lower_bound(snap, eps, view)
     if ex is not None and ex.lower is not None:
         lower = max(lower, ex.lower)
-    before = evaluate(snap, theta, eps)
-    cfg = _Settings(theta, eps, tighten_leaders, polish_share, lower, compact_moves, before, progress)
+    hot, exempt = bounds.hot_partitions(snap, eps, view)
+    cfg = _Settings(
+        theta, eps, tighten_leaders, polish_share, lower, compact_moves, before, progress, res, view, policy, exempt
+    )
     best: _Outcome | None = None
     proofs: list[str] | None = None
-    hot = bounds.partition_infeasibility(snap, eps)
-    add = bounds.brokers_to_add(snap, theta)
+    add = bounds.brokers_to_add(snap, theta, view)
     attempts = ATTEMPTS if margin is None else ((margin, True), (margin, False))
+    if not resources_on or not cons.default:
+        attempts = attempts[:2]
     for m, by_bytes in attempts:
         out = _search(snap, cfg, m, by_bytes, False, t0, time_limit)
         if best is None or out.residual(cfg) < best.residual(cfg) - 1e-12:
@@ -212,7 +247,9 @@ def plan(
         if out.residual(cfg) <= 0 or time.monotonic() > t0 + time_limit:
             break
         if proofs is None:  # computed only when balance is missed: why, if it cannot be had at all
-            proofs = bounds.rack_infeasibility(snap, eps) or bounds.spread_lp_infeasibility(snap, theta, eps)
+            proofs = bounds.rack_infeasibility(snap, eps, view) or bounds.spread_lp_infeasibility(
+                snap, theta, eps, view
+            )
         if add or proofs or hot:
             break
     assert best is not None
@@ -231,7 +268,32 @@ def plan(
         )
         if relaxed.residual(cfg) < best.residual(cfg) - 1e-12:
             best = relaxed
-    return _finish(snap, cfg, best, ex, (proofs or []) + hot, add, t0, time_limit)
+    return _finish(original, snap, cfg, best, ex, (proofs or []) + hot, add, t0, time_limit)
+
+
+def cfg_resource_first(policy: tuple[str, ...]) -> int:
+    return next((i for i, g in enumerate(policy) if g in RESOURCE_GOALS), len(policy))
+
+
+def _check_removal_budget(snap: Snapshot, res: Resolved, view: Derived) -> None:
+    """A removal that needs more than the budget allows is refused before any work."""
+    if not res.removed.any() or not (np.isfinite(res.max_moves) or np.isfinite(res.max_bytes)):
+        return
+    rep = snap.replicas
+    on_removed = (rep >= 0) & res.removed[np.maximum(rep, 0)]
+    n = int(on_removed.sum())
+    nbytes = float((on_removed.sum(axis=1) * view.disk_bytes).sum())
+    if n > res.max_moves:
+        raise InputError(
+            f"--max-moves {int(res.max_moves)} is below the {n} replica moves that removing the brokers needs",
+            hint="raise --max-moves, or remove fewer brokers at once",
+        )
+    if nbytes > res.max_bytes:
+        raise InputError(
+            f"--max-bytes {res.max_bytes / 1e9:,.1f} GB is below the {nbytes / 1e9:,.1f} GB that must leave the "
+            "removed brokers",
+            hint="raise --max-bytes, or remove fewer brokers at once",
+        )
 
 
 def _better(a: _Outcome, b: _Outcome, cfg: _Settings) -> bool:
@@ -258,20 +320,44 @@ def _search(
     start: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> _Outcome:
     """One run of the move loop, from the snapshot's assignment or from ``start``."""
-    st = State(snap, cfg.theta, cfg.eps, margin, by_gain_per_byte)
+    st = State(
+        snap, cfg.theta, cfg.eps, margin, by_gain_per_byte, res=cfg.res, view=cfg.view,
+        distribution="distribution" in cfg.policy,
+    )
+    if "capacity" not in cfg.policy:
+        st.capacity_goal = CapacityGoal(float("inf"))
+    st.exempt = list(cfg.exempt)
+    if cfg.res.leadership_only:  # disk and network-in move only with replicas: out of reach, not chased
+        st.exempt += [(b, r) for b in range(snap.n_brokers) for r in (DISK, NW_IN)]
+    # a demoted broker leads nothing: its network-out and leader CPU cannot reach the band from below
+    st.exempt += [(int(b), r) for b in np.nonzero(cfg.res.demoted & snap.alive)[0] for r in (CPU, NW_OUT)]
+    goals_before = tuple((g, *_goal_state(g, st, cfg)) for g in cfg.policy)
     warnings: list[str] = []
-    _, stranded = evacuate.evacuate(st)
+    _, stranded = evacuate.evacuate(st, cfg.res.removed)
     for p in stranded:
         warnings.append(
-            f"partition {snap.partition_label(p)} has no live replica: it cannot be copied until one of "
-            f"its brokers returns; left in place"
+            f"partition {snap.partition_label(p)} has no live replica (or nowhere it may go): it cannot be "
+            f"copied until one of its brokers returns; left in place"
         )
+    kept = leadership.demote(st)
+    for why, group in (("their topics are excluded", [p for p in kept if st.frozen[p]]),
+                       ("no other replica may lead them", [p for p in kept if not st.frozen[p]])):
+        if group:
+            names = ", ".join(snap.partition_label(p) for p in group[:5]) + (" ..." if len(group) > 5 else "")
+            warnings.append(f"{len(group)} partition(s) keep their leader on a demoted broker: {why} ({names})")
+    # count goals placed above the resource goals in the policy run first and then guard them
+    count_moves: dict[str, int] = {}
+    for goal in cfg.count_goals(before_resources=True):
+        count_moves[goal.name] = goal.improve(st, t0 + time_limit, resource_guard=False)
+        st.guards.append(goal)
     if start is not None:
         st.adopt(*start)
     else:
         leadership.restore_preferred(st)
-    if start is not None and _residual(evaluate(snap.with_assignment(st.rep, st.ldr), cfg.theta, cfg.eps)) <= 0:
-        left: list[tuple[int, int]] = []  # already balanced; the move loop would only chase the aim band
+    if cfg.resource_first >= len(cfg.policy):
+        left: list[tuple[int, int]] = []
+    elif start is not None and _residual(evaluate(snap.with_assignment(st.rep, st.ldr), cfg.theta, cfg.eps)) <= 0:
+        left = []  # already balanced; the move loop would only chase the aim band
     else:
         left = _balance(st, t0 + time_limit, cfg.progress)
     if left and relax:  # what the paper's rule cannot fix: spread it out rather than leave it on a few brokers
@@ -282,10 +368,31 @@ def _search(
         compact.compact(st)
     if cfg.tighten_leaders:
         tighten.tighten(st, max_moves=max(100, snap.n_brokers * 4), deadline=t0 + time_limit)
-    return _Outcome(st, warnings, margin, by_gain_per_byte, relax, start is not None)
+    return _Outcome(
+        st, warnings, margin, by_gain_per_byte, relax, start is not None, goals_before=goals_before,
+        count_moves=count_moves,
+    )
+
+
+def _goal_state(name: str, st: State, cfg: _Settings) -> tuple[float, str]:
+    """(violation, detail) of one goal on the state as it is."""
+    if name in RESOURCE_GOALS:
+        util = st.util()[st.alive]
+        if name == "capacity":
+            over = util > cfg.theta + 1e-12
+            worst = float(util.max()) if util.size else 0.0
+            return float(over.sum()), f"{int(over.sum())} (broker, resource) pair(s) above θ; highest utilisation {worst:.3f}"
+        mean = util.mean(axis=0) if util.size else np.zeros(len(RESOURCES))
+        gamma = np.abs(util - mean) / np.where(mean > 0, mean, 1.0)
+        out = gamma > cfg.eps + 1e-12
+        per = ", ".join(f"{r} {float(gamma[:, k].max()):.3f}" for k, r in enumerate(RESOURCES)) if util.size else ""
+        return float(out.sum()), f"{int(out.sum())} (broker, resource) pair(s) outside the ε band; max γ {per}"
+    goal = make_goal(name, cfg.theta)
+    return goal.violation(st), goal.detail(st)
 
 
 def _finish(
+    original: Snapshot,
     snap: Snapshot,
     cfg: _Settings,
     out: _Outcome,
@@ -296,7 +403,7 @@ def _finish(
     time_limit: float,
 ) -> PlanResult:
     st = out.st
-    if cfg.polish_share > 0 and out.residual(cfg) <= 0:
+    if cfg.polish_share > 0 and out.residual(cfg) <= 0 and cfg.resource_first < len(cfg.policy):
         # balanced: spend what the byte allowance leaves on σ, in at most a quarter more time
         budget = cfg.polish_share * cfg.lower_bound - _moved_bytes(st)
         now = time.monotonic()
@@ -304,6 +411,18 @@ def _finish(
         n = max(100, snap.n_brokers * 4)
         if budget > 0 and polish.polish(st, budget, limit, max_moves=n) and cfg.tighten_leaders:
             tighten.tighten(st, max_moves=n, deadline=t0 + time_limit)
+    # the count goals below the resource goals, in policy order, each guarded by every goal above it
+    count_moves = dict(out.count_moves)
+    resource_guard = cfg.resource_first < len(cfg.policy)
+    now = time.monotonic()
+    deadline = min(t0 + time_limit, now + max(1.0, 0.5 * (now - t0)))
+    post = cfg.count_goals(before_resources=False)
+    for k, goal in enumerate(post):
+        now = time.monotonic()
+        share = now + max(0.0, deadline - now) / (len(post) - k)  # an equal share of what is left each
+        count_moves[goal.name] = goal.improve(st, share, resource_guard)
+        st.guards.append(goal)
+    st.guards = []
     warnings = list(out.warnings)
     infeasible = list(proofs)
     if ex is not None and ex.infeasible and not add and not infeasible:
@@ -315,7 +434,12 @@ def _finish(
         warnings.append(f"balance is out of reach: {line}")
     if add:
         warnings.append(f"the cluster as a whole is above θ={cfg.theta}: add {add} broker(s) of the present size")
-    entries, replica_moves, leader_moves, moved = _diff(snap, st)
+    moved_excluded = int((cfg.res.frozen & np.any(np.sort(snap.replicas, axis=1) != np.sort(st.rep, axis=1), axis=1)).sum())
+    if moved_excluded:
+        warnings.append(
+            f"{moved_excluded} partition(s) of excluded topics had replicas on dead or removed brokers and moved off them"
+        )
+    entries, replica_moves, leader_moves, moved = _diff(original, st, cfg.res)
     after_snap = snap.with_assignment(st.rep, st.ldr)
     after = evaluate(after_snap, cfg.theta, cfg.eps)
     left = [(int(b), int(r)) for b, r in zip(*np.nonzero(st.violations() > TOL), strict=True)]
@@ -324,6 +448,27 @@ def _finish(
         f"(target {st.target[r]:.3f})"
         for b, r in left
     )
+    reports: list[GoalReport] = []
+    remaining: list[str] = []
+    before_of = {name: (v, d) for name, v, d in out.goals_before}
+    for k, name in enumerate(cfg.policy):
+        v_after, d_after = _goal_state(name, st, cfg)
+        v_before, d_before = before_of[name]
+        detail = f"{d_before} -> {d_after}"
+        if name not in RESOURCE_GOALS:
+            why = make_goal(name, cfg.theta).proof(st)
+            if why and v_after > 0:
+                detail += f"; out of reach: {why}"
+            if name in count_moves:
+                detail += f"; {count_moves[name]} move(s) for this goal"
+        reports.append(GoalReport(name, k + 1, v_before, v_after, v_before <= 0, v_after <= 0, detail))
+        if v_after > 0:
+            remaining.append(f"{name}: {d_after}")
+    budget_hit = (np.isfinite(cfg.res.max_moves) and st.copies >= cfg.res.max_moves) or (
+        np.isfinite(cfg.res.max_bytes) and st.copied >= 0.98 * cfg.res.max_bytes
+    )
+    if budget_hit and remaining:
+        remaining.insert(0, "the move or byte budget is spent; a larger budget would balance further")
     return PlanResult(
         plan=Plan(tuple(entries)),
         before=cfg.before,
@@ -345,7 +490,11 @@ def _finish(
             "exact_start": out.exact,
             "exact_optimal": bool(ex is not None and ex.optimal),
             "hot_partitions": any(line.startswith("partition ") for line in proofs),
+            "count_moves": count_moves,
         },
+        constraints=cfg.res.constraints,
+        goals=tuple(reports),
+        remaining=tuple(remaining),
     )
 
 
@@ -354,18 +503,29 @@ def _moved_bytes(st: State) -> float:
     return float((st.new_replicas().sum(axis=1) * st.disk_bytes).sum())
 
 
-def _diff(snap: Snapshot, st: State) -> tuple[list[PlanEntry], int, int, float]:
+def _diff(snap: Snapshot, st: State, res: Resolved) -> tuple[list[PlanEntry], int, int, float]:
+    """Plan entries for every partition whose replicas, leader or preferred order change. The intended
+    leader comes first; brokers being demoted come last, so a preferred-leader election keeps off them."""
     ids = snap.broker_ids
     old, new = snap.replicas, st.rep
     changed_set = np.any(np.sort(old, axis=1) != np.sort(new, axis=1), axis=1)
     first_old = old[:, 0]
     changed = changed_set | (st.ldr != snap.leader) | ((st.ldr != first_old) & (st.ldr >= 0))
+    demoted = res.demoted
+    if demoted.any():
+        # a demoted broker listed before a broker that may lead: reorder (not excluded partitions)
+        is_dem = (new >= 0) & demoted[np.maximum(new, 0)]
+        may = (new >= 0) & ~is_dem
+        last_may = np.where(may, np.arange(new.shape[1])[None, :], -1).max(axis=1)
+        first_dem = np.where(is_dem, np.arange(new.shape[1])[None, :], new.shape[1]).min(axis=1)
+        changed |= (first_dem < last_may) & ~res.frozen
     entries: list[PlanEntry] = []
-    added = st.new_replicas().sum(axis=1)
     for p in np.nonzero(changed)[0].tolist():
         row = [int(b) for b in new[p] if b >= 0]
         lead = int(st.ldr[p])
-        ordered = ([lead] if lead >= 0 else []) + [b for b in row if b != lead]
+        rest = [b for b in row if b != lead]
+        rest = [b for b in rest if not demoted[b]] + [b for b in rest if demoted[b]]
+        ordered = ([lead] if lead >= 0 else []) + rest
         entries.append(
             PlanEntry(
                 snap.topics[int(snap.topic_idx[p])],
@@ -374,4 +534,4 @@ def _diff(snap: Snapshot, st: State) -> tuple[list[PlanEntry], int, int, float]:
             )
         )
     leader_moves = int(np.sum((st.ldr != snap.leader) & (st.ldr >= 0)))
-    return entries, int(added.sum()), leader_moves, _moved_bytes(st)
+    return entries, int(st.new_replicas().sum()), leader_moves, _moved_bytes(st)

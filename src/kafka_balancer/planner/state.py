@@ -5,9 +5,12 @@ Private to one :func:`kafka_balancer.planner.plan` call; the caller's snapshot i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from kafka_balancer.model.snapshot import FloatArr, Snapshot, broker_loads, total_load
+from kafka_balancer.model.snapshot import NW_OUT, Derived, FloatArr, Snapshot
+from kafka_balancer.planner.constraints import Constraints, Resolved, resolve
 from kafka_balancer.planner.goals import (
     CapacityGoal,
     DistributionGoal,
@@ -15,11 +18,38 @@ from kafka_balancer.planner.goals import (
     RackSpreadGoal,
 )
 
+if TYPE_CHECKING:
+    from kafka_balancer.planner.count_goals import CountGoal
+
 TOL = 1e-12
 
 
 class State:
-    def __init__(self, snap: Snapshot, theta: float, eps: float, margin: float, by_gain_per_byte: bool = True) -> None:
+    def __init__(
+        self,
+        snap: Snapshot,
+        theta: float,
+        eps: float,
+        margin: float,
+        by_gain_per_byte: bool = True,
+        res: Resolved | None = None,
+        view: Derived | None = None,
+        distribution: bool = True,
+    ) -> None:
+        view = view if view is not None else Derived(snap)
+        res = res if res is not None else resolve(Constraints(), snap)
+        self.view = view
+        # the operator's modes, as masks (see constraints.py); removed brokers arrive here as not alive
+        self.receive = res.receive & snap.alive  # may receive a replica
+        self.may_lead = res.lead & snap.alive
+        self.frozen = res.frozen  # excluded partitions: nothing of theirs moves (except off dead brokers)
+        self.max_moves, self.max_bytes = res.max_moves, res.max_bytes
+        self.budgeted = bool(np.isfinite(self.max_moves) or np.isfinite(self.max_bytes))
+        self.copies = 0  # replicas placed on a broker that did not hold the partition, net of undos
+        self.copied = 0.0  # their bytes
+        self._min_bytes: float | None = None
+        self.guards: list[CountGoal] = []  # count goals of higher priority that a move may not worsen
+        self.exempt: list[tuple[int, int]] = []  # (broker, resource) provably out of reach: not chased
         self.by_gain_per_byte = by_gain_per_byte  # replica choice: most violation removed per byte, or first
         self.relaxed = False  # see judge()
         self.polishing = False  # see judge()
@@ -29,29 +59,26 @@ class State:
         self.ldr = snap.leader.copy()
         self.cap = snap.capacity
         self.alive = snap.alive
-        self.load = broker_loads(snap)
+        self.load = view.loads.copy()
         self.L = snap.leader_load
         self.F = snap.follower_load
         self.LF = snap.leader_load - snap.follower_load  # what a leadership change moves
-        self.disk_bytes = np.maximum(snap.leader_load[:, 1], snap.follower_load[:, 1])
+        self.disk_bytes = view.disk_bytes
         # Every reassignment has a fixed cost (a new replica set, catch-up, a leader epoch) besides its bytes;
         # ranking moves by gain per byte counts it as one mean replica's worth. Measured on 20 testbeds and
         # 15 48-broker clusters: a third fewer moves than a 5 % charge, bytes within the same bound ratios.
         self.byte_floor = float(self.disk_bytes.mean()) + 1.0 if snap.n_partitions else 1.0
         n = snap.n_brokers
-        self.members: list[set[int]] = [set() for _ in range(n)]
-        rows, cols = np.nonzero(self.rep >= 0)
-        order = np.argsort(self.rep[rows, cols], kind="stable")
-        brokers_sorted = self.rep[rows, cols][order]
-        bounds = np.searchsorted(brokers_sorted, np.arange(n + 1))
-        rows_sorted = rows[order]
-        for b in range(n):
-            self.members[b] = set(rows_sorted[bounds[b] : bounds[b + 1]].tolist())
-        totals = total_load(snap)
+        self.members: list[set[int]] = [set(r.tolist()) for r in view.rows_by_broker]
+        self.rcount = view.replica_counts.copy()
+        self.lcount = np.bincount(self.ldr[self.ldr >= 0], minlength=n).astype(np.int64)
+        self.potential = view.potential_nw_out.copy()  # nw_out each broker would serve if all its replicas led
+        self.topic_count = view.topic_counts.copy()  # [T, N] replicas of each topic per broker
+        totals = view.totals
         live_cap = self.cap[self.alive].sum(axis=0)
         self.target = np.where(live_cap > 0, totals / np.where(live_cap > 0, live_cap, 1.0), 0.0)
         self.capacity_goal = CapacityGoal(theta)
-        self.distribution_goal = DistributionGoal.around(self.target, eps, theta, margin)
+        self.distribution_goal = DistributionGoal.around(self.target, eps, theta, margin, active=distribution)
         self.rack_goal = RackSpreadGoal(snap.rack_idx)
         self.host_goal = HostSpreadGoal(snap.host_idx)
         self.spread_goals = [g for g in (self.rack_goal, self.host_goal) if g.active]
@@ -61,12 +88,13 @@ class State:
 
     def adopt(self, replicas: np.ndarray, leader: np.ndarray) -> None:
         """Start from another assignment of the same partitions (e.g. the exact model's); loads follow."""
-        self.rep = replicas.copy()
-        self.ldr = leader.copy()
-        self.load = broker_loads(self.snap, self.rep, self.ldr)
-        self.members = [set() for _ in range(self.snap.n_brokers)]
-        for p, b in zip(*np.nonzero(self.rep >= 0), strict=True):
-            self.members[int(self.rep[p, b])].add(int(p))
+        for p in np.nonzero(np.any(replicas != self.rep, axis=1) | (leader != self.ldr))[0].tolist():
+            for dst in [int(b) for b in replicas[p] if b >= 0 and b not in self.rep[p]]:
+                src = next(int(b) for b in self.rep[p] if b >= 0 and b not in replicas[p])
+                self.move_replica(p, src, dst)
+            if self.ldr[p] != leader[p]:
+                self.move_leadership(p, int(leader[p]))
+        self.replica_moves = self.leader_moves = 0
 
     # -- utilisation and violations -------------------------------------------------------------
     def util(self, b: int | None = None) -> FloatArr:
@@ -78,8 +106,11 @@ class State:
         return self.capacity_goal.violation(util) + self.distribution_goal.violation(util)
 
     def violations(self) -> FloatArr:
+        """Violation per (broker, resource); 0 on dead brokers and on pairs provably out of reach."""
         v = self.violation_of(self.util())
         v[~self.alive] = 0.0
+        for b, r in self.exempt:
+            v[b, r] = 0.0
         return v
 
     def judge(self, util0: FloatArr, util1: FloatArr) -> tuple[np.ndarray, np.ndarray]:
@@ -135,19 +166,33 @@ class State:
     # -- hard constraints -----------------------------------------------------------------------
     def dest_mask(self, p: int, src: int) -> np.ndarray:
         """Brokers a replica of partition ``p`` leaving ``src`` may move to."""
-        mask = self.alive.copy()
+        mask = self.receive.copy()
+        if self.frozen[p] and self.alive[src]:
+            mask[:] = False
+        if self.ldr[p] == src:
+            mask &= self.may_lead
         row = self.rep[p]
         mask[row[row >= 0]] = False
         for goal in self.spread_goals:
             m = goal.dest_mask(row, src)
             if m is not None:
                 mask &= m
+        if self.budgeted and mask.any():
+            mask &= self.budget_mask(np.array([p]), src, np.arange(mask.size))[0]
         return mask
 
     def dest_masks(self, parts: np.ndarray, src: int, dests: np.ndarray) -> np.ndarray:
         """[len(parts), len(dests)]: may a replica of each partition leave ``src`` for each destination?"""
         rows = self.rep[parts]  # [K, R], -1 padded
-        mask = self.alive[dests][None, :] & (dests[None, :, None] != rows[:, None, :]).all(axis=2)
+        mask = self.receive[dests][None, :] & (dests[None, :, None] != rows[:, None, :]).all(axis=2)
+        if self.alive[src]:
+            mask &= ~self.frozen[parts][:, None]
+        # a leader replica takes its leadership along: only to a broker that may lead
+        mask &= ~(self.ldr[parts] == src)[:, None] | self.may_lead[dests][None, :]
+        if self.budgeted:
+            mask &= self.budget_mask(parts, src, dests)
+        for guard in self.guards:
+            mask &= guard.replica_ok(self, parts, src, dests)
         for goal in self.spread_goals:
             g = goal.group_of
             gs = int(g[src])
@@ -161,10 +206,66 @@ class State:
         return mask
 
     def spread_ok(self, p: int, src: int, dst: int) -> bool:
+        """May a replica of ``p`` move from ``src`` to ``dst``: hard constraints, the operator's modes, the
+        budget and the guarded goals."""
         row = self.rep[p]
-        if not self.alive[dst] or dst in row:
+        # a replica may always go back to a live broker that held it (an undo is not a new placement)
+        home = bool(self.alive[dst]) and bool((self.snap.replicas[p] == dst).any())
+        if not (self.receive[dst] or home) or dst in row or (self.frozen[p] and self.alive[src]):
             return False
-        return all(g.ok(row, src, dst) for g in self.spread_goals)
+        if self.ldr[p] == src and not self.may_lead[dst]:
+            return False
+        if not all(g.ok(row, src, dst) for g in self.spread_goals):
+            return False
+        if self.budgeted and not self.budget_mask(np.array([p]), src, np.array([dst]))[0, 0]:
+            return False
+        parts, dests = np.array([p]), np.array([dst])
+        return all(bool(g.replica_ok(self, parts, src, dests)[0, 0]) for g in self.guards)
+
+    def leader_ok(self, p: int, dst: int) -> bool:
+        """May leadership of ``p`` move to ``dst`` (one of its replicas)?"""
+        if not self.may_lead[dst] or self.frozen[p]:
+            return False
+        return all(g.leader_ok(self, p, int(self.ldr[p]), dst) for g in self.guards)
+
+    # -- budgets --------------------------------------------------------------------------------
+    def copy_delta(self, parts: np.ndarray, src: int, dests: np.ndarray) -> np.ndarray:
+        """[K, D]: change in the number of copied replicas if a replica of each partition moves from
+        ``src`` to each destination (+1 a new copy, 0 a copy moved on, -1 a replica sent back home)."""
+        old = self.snap.replicas[parts]  # [K, R]
+        src_new = ~(old == src).any(axis=1)  # [K]
+        dst_new = ~(dests[None, :, None] == old[:, None, :]).any(axis=2)  # [K, D]
+        return dst_new.astype(np.int64) - src_new.astype(np.int64)[:, None]
+
+    def budget_mask(self, parts: np.ndarray, src: int, dests: np.ndarray) -> np.ndarray:
+        d = self.copy_delta(parts, src, dests)
+        return (self.copies + d <= self.max_moves) & (
+            self.copied + d * self.disk_bytes[parts][:, None] <= self.max_bytes * (1 + 1e-12)
+        )
+
+    def can_copy(self) -> bool:
+        """Could one more replica be copied within the budget (and does any broker receive)?"""
+        if not self.receive.any():
+            return False
+        if not self.budgeted:
+            return True
+        return self.copies < self.max_moves and self.max_bytes - self.copied >= self.min_movable_bytes
+
+    @property
+    def min_movable_bytes(self) -> float:
+        if self._min_bytes is None:
+            movable = ~self.frozen
+            self._min_bytes = float(self.disk_bytes[movable].min()) if movable.any() else float("inf")
+        return self._min_bytes
+
+    def pair_within_budget(self, pa: int, hi: int, lo: int, pb: int) -> bool:
+        """Both halves of a swap together within the budget."""
+        if not self.budgeted:
+            return True
+        da = int(self.copy_delta(np.array([pa]), hi, np.array([lo]))[0, 0])
+        db = int(self.copy_delta(np.array([pb]), lo, np.array([hi]))[0, 0]) if pb >= 0 else 0
+        nbytes = da * float(self.disk_bytes[pa]) + (db * float(self.disk_bytes[pb]) if pb >= 0 else 0.0)
+        return self.copies + da + db <= self.max_moves and self.copied + nbytes <= self.max_bytes * (1 + 1e-12)
 
     # -- applying moves -------------------------------------------------------------------------
     def role_load(self, p: int, b: int) -> FloatArr:
@@ -172,10 +273,24 @@ class State:
 
     def move_replica(self, p: int, src: int, dst: int) -> None:
         delta = self.role_load(p, src)
+        old = self.snap.replicas[p]
+        d = int(not (old == dst).any()) - int(not (old == src).any())
+        self.copies += d
+        self.copied += d * float(self.disk_bytes[p])
         row = self.rep[p]
         row[np.nonzero(row == src)[0][0]] = dst
         if self.ldr[p] == src:
             self.ldr[p] = dst
+            self.lcount[src] -= 1
+            self.lcount[dst] += 1
+        self.rcount[src] -= 1
+        self.rcount[dst] += 1
+        pot = self.L[p, NW_OUT]
+        self.potential[src] -= pot
+        self.potential[dst] += pot
+        t = self.snap.topic_idx[p]
+        self.topic_count[t, src] -= 1
+        self.topic_count[t, dst] += 1
         self.load[src] -= delta
         self.load[dst] += delta
         self.members[src].discard(p)
@@ -187,7 +302,9 @@ class State:
         src = int(self.ldr[p])
         if src >= 0:
             self.load[src] -= self.LF[p]
+            self.lcount[src] -= 1
         self.load[dst] += self.LF[p]
+        self.lcount[dst] += 1
         self.ldr[p] = dst
         self.leader_moves += 1
 

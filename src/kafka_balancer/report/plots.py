@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -11,12 +12,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from kafka_balancer.errors import InputError
+from kafka_balancer.files.outputs import plot_formats, replacing
 from kafka_balancer.model.snapshot import RESOURCES
 from kafka_balancer.planner.metrics import Metrics
 
 
 def utilisation_before_after(
-    before: Metrics, after: Metrics, broker_ids: list[int], path: str | Path, title: str = ""
+    before: Metrics, after: Metrics, broker_ids: list[int], path: str | Path, title: str = "", flag: str = "--plot"
 ) -> None:
     """One panel per resource: per-broker utilisation before and after, with θ and the ε band."""
     fig, axes = plt.subplots(2, 2, figsize=(12, 7), sharex=True)
@@ -35,10 +37,16 @@ def utilisation_before_after(
     fig.suptitle(title or "per-broker utilisation before and after the plan")
     fig.tight_layout()
     try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=110)
-    except OSError as exc:
-        raise InputError(f"cannot write the plot {path}: {exc.strerror or exc}",
-                         hint="pick another --plot path (an existing folder you can write to)") from None
+        save_figure(fig, path, flag)
     finally:
         plt.close(fig)
+
+
+def save_figure(fig: Any, path: str | Path, flag: str = "--plot") -> None:
+    """Save a matplotlib figure through :func:`files.outputs.replacing` (atomic; format from the extension)."""
+    ext = Path(path).suffix.lower().lstrip(".")
+    if ext not in plot_formats():
+        raise InputError(f"{flag} {path}: matplotlib cannot write a {ext or 'file without an extension'!r} file",
+                         hint=f"end {flag} with one of .{', .'.join(sorted(plot_formats()))}")
+    with replacing(path, flag) as tmp:
+        fig.savefig(tmp, dpi=110, format=ext)

@@ -80,6 +80,11 @@ def plan_table(result: PlanResult) -> str:
         f"leader moves {result.leader_moves}   bytes to move {human_bytes(result.moved_bytes)}   "
         f"lower bound {human_bytes(lb)}{ratio}   planned in {result.seconds:.2f} s"
     )
+    lines.append(result.constraints.describe())
+    if result.goals:
+        lines.append("")
+        lines.append(goal_table(result))
+        lines.append("")
     if result.add_brokers:
         lines.append(f"the cluster is overloaded as a whole: add {result.add_brokers} broker(s)")
     for w in result.warnings:
@@ -87,4 +92,21 @@ def plan_table(result: PlanResult) -> str:
     if result.unresolved:
         more = f" (+{len(result.unresolved) - 5} more)" if len(result.unresolved) > 5 else ""
         lines.append("not reached: " + "; ".join(result.unresolved[:5]) + more)
+    for line in result.remaining:
+        lines.append(f"remains unbalanced: {line}")
     return "\n".join(lines)
+
+
+def goal_table(result: PlanResult) -> str:
+    """The goal policy, highest priority first: each goal's violation before and after, and its measure."""
+    width = max(len(g.name) for g in result.goals)
+    lines = ["goal policy (highest first)   violation before -> after"]
+    for g in result.goals:
+        _, _, after = g.detail.partition(" -> ")
+        state = "met" if g.met_after else "NOT met"
+        lines.append(f"  {g.priority}. {g.name:<{width}}  {_num(g.before):>9} -> {_num(g.after):<9} {state:<7}  {after}")
+    return "\n".join(lines)
+
+
+def _num(v: float) -> str:
+    return f"{v:.0f}" if float(v).is_integer() else f"{v:.3f}"

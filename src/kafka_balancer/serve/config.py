@@ -236,6 +236,10 @@ def check(cfg: ServeConfig) -> ServeConfig:
     if not cfg.bootstrap and cfg.local_cluster is None:
         raise InputError("serve needs a cluster: --bootstrap HOST:PORT or --local-cluster DIR",
                          hint="or set bootstrap in the --config file")
+    if cfg.bootstrap:
+        from kafka_balancer.validate.values import parse_bootstrap
+
+        cfg = replace(cfg, bootstrap=parse_bootstrap(cfg.bootstrap, "bootstrap"))
     if cfg.window_s < cfg.interval_s:
         raise InputError(f"window ({cfg.window_s:g} s) must be at least the sampling interval ({cfg.interval_s:g} s)")
     if (cfg.tls_cert is None) != (cfg.tls_key is None):

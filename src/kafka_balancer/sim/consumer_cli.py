@@ -9,14 +9,16 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from pathlib import Path
 from typing import Any
 
 import orjson
 from tqdm import tqdm
 
+from kafka_balancer.cli.options import duration, int_list, integer, number, seed
 from kafka_balancer.errors import InputError
 from kafka_balancer.sim.consumer.experiment import VARIANTS, GridSpec, compare, run_grid
+from kafka_balancer.sim.sizing import consumers_bytes
+from kafka_balancer.validate.resources import check_memory
 
 COLUMNS = [("killed", "killed", "{:.0f}"), ("variant", "assignor/protocol", "{}"),
            ("throughput", "thr msg/s", "{:.0f}"), ("latency_p50_s", "p50 s", "{:.3f}"),
@@ -29,21 +31,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.description = ("Deterministic discrete-event simulation of one consumer group: 6 consumers, then "
                      "1..5 killed, per assignor; prints a table, writes JSON, Markdown and a plot.")
     d = GridSpec()
-    p.add_argument("--consumers", type=int, default=d.consumers)
-    p.add_argument("--partitions", type=int, default=d.partitions)
-    p.add_argument("--skew", type=float, default=d.skew, help="Zipf exponent of partition rates")
-    p.add_argument("--utilisation", type=float, default=d.utilisation,
+    p.add_argument("--consumers", type=integer("--consumers", maximum=100_000), default=d.consumers,
+                   help=f"consumers in the group (default {d.consumers})")
+    p.add_argument("--partitions", type=integer("--partitions", maximum=1_000_000), default=d.partitions,
+                   help=f"partitions consumed (default {d.partitions})")
+    p.add_argument("--skew", type=number("--skew", inclusive=True, maximum=10.0), default=d.skew,
+                   help="Zipf exponent of partition rates")
+    p.add_argument("--utilisation", type=number("--utilisation", maximum=100.0), default=d.utilisation,
                    help="total arrival rate / total capacity of all consumers")
-    p.add_argument("--capacity", type=float, default=d.capacity, help="messages/s per consumer")
-    p.add_argument("--kills", default="0,1,2,3,4,5", help="comma-separated numbers of consumers to kill")
+    p.add_argument("--capacity", type=number("--capacity", maximum=1e9), default=d.capacity,
+                   help="messages/s per consumer")
+    p.add_argument("--kills", type=int_list("--kills", minimum=0), default=(0, 1, 2, 3, 4, 5),
+                   help="comma-separated numbers of consumers to kill")
     p.add_argument("--strategies", default=",".join(f"{a}/{p}" for a, p in VARIANTS),
                    help="comma-separated assignor/protocol pairs")
-    p.add_argument("--kill-sets", type=int, default=d.kill_sets, help="random victim sets averaged per cell")
-    p.add_argument("--heartbeat-ms", type=int, default=d.heartbeat_ms)
-    p.add_argument("--session-timeout-ms", type=int, default=d.session_timeout_ms)
-    p.add_argument("--duration-s", type=float, default=d.duration_ms / 1000)
-    p.add_argument("--kill-at-s", type=float, default=d.kill_at_ms / 1000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--kill-sets", type=integer("--kill-sets", maximum=1000), default=d.kill_sets,
+                   help="random victim sets averaged per cell")
+    p.add_argument("--heartbeat-ms", type=integer("--heartbeat-ms", maximum=3_600_000), default=d.heartbeat_ms,
+                   help=f"heartbeat.interval.ms (default {d.heartbeat_ms})")
+    p.add_argument("--session-timeout-ms", type=integer("--session-timeout-ms", maximum=86_400_000),
+                   default=d.session_timeout_ms, help=f"session.timeout.ms (default {d.session_timeout_ms})")
+    p.add_argument("--duration-s", type=duration("--duration-s"), default=d.duration_ms / 1000,
+                   help=f"simulated seconds (default {d.duration_ms / 1000:g})")
+    p.add_argument("--kill-at-s", type=duration("--kill-at-s", allow_zero=True), default=d.kill_at_ms / 1000,
+                   help=f"when the consumers are killed, in simulated seconds (default {d.kill_at_ms / 1000:g})")
+    p.add_argument("--seed", type=seed(), default=0, help="random seed (default 0)")
     p.add_argument("--out", default="out/sim-consumers", help="directory for results.json, table.md, plot")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
 
@@ -65,21 +77,31 @@ def _check_numbers(args: argparse.Namespace) -> None:
 
 def _spec(args: argparse.Namespace) -> GridSpec:
     _check_numbers(args)
-    try:
-        kills = tuple(int(x) for x in str(args.kills).split(",") if x.strip())
-        variants = tuple(tuple(v.split("/", 1)) for v in str(args.strategies).split(",") if v.strip())
-    except ValueError:
-        raise InputError(f"bad --kills {args.kills!r}", hint="e.g. --kills 0,1,2,3") from None
-    if not kills:
-        raise InputError("--kills is empty", hint="e.g. --kills 0,1,2,3")
+    kills = tuple(args.kills)
+    variants = tuple(tuple(v.strip().split("/", 1)) for v in str(args.strategies).split(",") if v.strip())
     if not variants:
         raise InputError("--strategies is empty", hint="e.g. balanced/eager,range/eager")
     if any(len(v) != 2 for v in variants):
         raise InputError(f"bad --strategies {args.strategies!r}", hint="e.g. balanced/eager,range/eager")
+    from kafka_balancer.consumer.assignors import STRATEGIES
+
+    for assignor, protocol in variants:
+        if assignor not in STRATEGIES:
+            raise InputError(f"--strategies: unknown assignor {assignor!r}",
+                             hint="choose from " + ", ".join(STRATEGIES))
+        if protocol not in ("eager", "cooperative"):
+            raise InputError(f"--strategies: unknown protocol {protocol!r} for {assignor}",
+                             hint="eager or cooperative, e.g. balanced/eager")
     if any(not 0 <= k < args.consumers for k in kills):
         raise InputError(f"--kills must be within 0..{args.consumers - 1}", hint="kill fewer consumers")
     if args.duration_s <= args.kill_at_s:
         raise InputError("--duration-s must exceed --kill-at-s", hint="e.g. --kill-at-s 20 --duration-s 80")
+    if args.session_timeout_ms < args.heartbeat_ms:
+        raise InputError(f"--session-timeout-ms {args.session_timeout_ms} is shorter than --heartbeat-ms "
+                         f"{args.heartbeat_ms}", hint="Kafka wants session.timeout.ms >= 3 x heartbeat.interval.ms")
+    check_memory(consumers_bytes(int(args.duration_s * 1000), GridSpec().tick_ms, args.partitions, args.consumers),
+                 f"simulate consumers --duration-s {args.duration_s:g} with {args.partitions} partitions",
+                 hint="simulate a shorter --duration-s or fewer --partitions")
     return GridSpec(
         consumers=args.consumers, partitions=args.partitions, skew=args.skew, utilisation=args.utilisation,
         capacity=args.capacity, kills=kills, variants=variants,  # type: ignore[arg-type]
@@ -101,17 +123,16 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     spec = _spec(args)
-    from kafka_balancer.cli.options import check_output_dir
+    from kafka_balancer.files.outputs import check_output_dir, ensure_dir, write_bytes, write_text
 
     check_output_dir(args.out, "--out")  # before the grid runs, not after
     with tqdm(total=len(spec.kills) * len(spec.variants), desc="simulate consumers", file=sys.stderr) as bar:
         rows = run_grid(spec, progress=bar.update)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_bytes(orjson.dumps({"spec": spec.__dict__, "rows": rows},
-                                                    option=orjson.OPT_INDENT_2))
+    out = ensure_dir(args.out, "--out")
+    write_bytes(out / "results.json", orjson.dumps({"spec": spec.__dict__, "rows": rows},
+                                                   option=orjson.OPT_INDENT_2), "--out")
     md = table(rows)
-    (out / "table.md").write_text(md + "\n")
+    write_text(out / "table.md", md + "\n", "--out")
     from kafka_balancer.sim.consumer.plots import plot_grid  # matplotlib only when plotting
 
     plot = plot_grid(rows, out / "consumers.png",
@@ -132,9 +153,8 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="simulate consumers")
     add_arguments(parser)
-    args = parser.parse_args(argv)
     try:
-        return run(args)
+        return run(parser.parse_args(argv))
     except InputError as exc:
         print(exc.render(), file=sys.stderr)
         return exc.exit_code

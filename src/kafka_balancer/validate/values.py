@@ -20,6 +20,13 @@ from collections.abc import Callable
 
 from kafka_balancer.errors import InputError
 
+__all__ = [
+    "INT32_MAX", "MAX_DURATION_S", "MAX_SIZE", "MAX_TIMEOUT_S", "SEED_MAX", "InputError", "check_text", "http_url",
+    "parse_bootstrap", "parse_broker_ids", "parse_duration_s", "parse_float", "parse_float_list", "parse_fraction",
+    "parse_host_port", "parse_id_map", "parse_int", "parse_int_list", "parse_regex", "parse_seed", "parse_size",
+    "parse_timeout_s",
+]
+
 INT32_MAX = 2**31 - 1
 SEED_MAX = 2**32 - 1
 MAX_DURATION_S = 30 * 86_400.0  # 30 days
@@ -32,8 +39,11 @@ _UNIT_NUMBER = re.compile(r"([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+
 
 
 def _shown(text: str) -> str:
-    """The value as the user typed it, printable (surrogate-escaped bytes shown as \\x.. escapes)."""
-    return repr(text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+    """The value as the user typed it, quoted, on one line: bytes that are not UTF-8 (surrogate escapes in
+    ``sys.argv``) shown as ``\\xff``, control characters as Python escapes."""
+    decoded = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    body = "".join(repr(c)[1:-1] if ord(c) < 32 or ord(c) == 127 or c == "'" else c for c in decoded)
+    return f"'{body}'"
 
 
 def _clean(text: str, flag: str, hint: str) -> str:
@@ -46,7 +56,7 @@ def _clean(text: str, flag: str, hint: str) -> str:
 
 
 def _fmt(v: float) -> str:
-    return f"{v:g}"
+    return str(v) if isinstance(v, int) else f"{v:g}"
 
 
 def parse_int(text: str, flag: str, *, minimum: int | None = None, maximum: int | None = None,
@@ -240,8 +250,10 @@ def parse_host_port(part: str, flag: str, *, whole: str | None = None) -> tuple[
         raise InputError(f"bad {flag} {shown}: {_shown(part.strip())} is not host:port", hint=hint)
     if not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
         raise InputError(f"bad {flag} {shown}: port {_shown(port)} is not a number in 1..65535", hint=hint)
-    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if not bare or not host.isascii() or any(c.isspace() or c in ",/@" or ord(c) < 32 for c in bare):
+    bracketed = host.startswith("[") and host.endswith("]")
+    bare = host[1:-1] if bracketed else host
+    bad_chars = ",/@[]" + ("" if bracketed else ":")
+    if not bare or not host.isascii() or any(c.isspace() or c in bad_chars or ord(c) < 32 for c in bare):
         raise InputError(f"bad {flag} {shown}: host {_shown(host)} is not a host name or address", hint=hint)
     return host, int(port)
 

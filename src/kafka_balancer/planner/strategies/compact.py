@@ -59,7 +59,7 @@ def _leaders(st: State) -> int:
     undone = 0
     for p in moved.tolist():
         old = int(snap.leader[p])
-        if not st.alive[old] or old not in st.rep[p]:
+        if not st.alive[old] or old not in st.rep[p] or not st.leader_ok(p, old):
             continue
         cur = int(st.ldr[p])
         delta = st.LF[p]

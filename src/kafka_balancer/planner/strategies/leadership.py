@@ -29,7 +29,7 @@ def shed(st: State, src: int, r: int) -> bool:
         followers.sort(key=lambda b: util_r[b])
         delta = st.LF[p]
         for f in followers:
-            if st.accept([(src, -delta), (f, delta)]) is not None:
+            if st.accept([(src, -delta), (f, delta)]) is not None and st.leader_ok(p, f):
                 st.move_leadership(p, f)
                 return True
     return False
@@ -51,7 +51,7 @@ def attract(st: State, dst: int, r: int) -> bool:
             break
         src = int(st.ldr[p])
         delta = st.LF[p]
-        if st.accept([(src, -delta), (dst, delta)]) is not None:
+        if st.accept([(src, -delta), (dst, delta)]) is not None and st.leader_ok(p, dst):
             st.move_leadership(p, dst)
             return True
     return False
@@ -64,7 +64,7 @@ def restore_preferred(st: State) -> int:
     candidates = np.nonzero((st.ldr != first) & (first >= 0))[0]
     for p in candidates.tolist():
         pref = int(first[p])
-        if not st.alive[pref]:
+        if not st.alive[pref] or not st.leader_ok(p, pref):
             continue
         src = int(st.ldr[p])
         delta = st.LF[p]
@@ -85,3 +85,30 @@ def _no_new_violation(st: State, changes: list[tuple[int, np.ndarray]]) -> bool:
         before += float(v0.sum())
         after += float(v1.sum())
     return after <= before + 1e-12
+
+
+def demote(st: State) -> list[int]:
+    """Move leadership off brokers that may not lead (demoted), to the live follower where it adds the
+    least violation. Returns the partitions that have no follower able to lead (left as they are)."""
+    bad = np.nonzero((st.ldr >= 0) & ~st.may_lead[np.maximum(st.ldr, 0)] & st.alive[np.maximum(st.ldr, 0)])[0]
+    stuck: list[int] = []
+    for p in bad.tolist():
+        if st.frozen[p]:
+            stuck.append(p)
+            continue
+        src = int(st.ldr[p])
+        delta = st.LF[p]
+        best, best_cost = -1, np.inf
+        for f in [int(b) for b in st.rep[p] if b >= 0 and b != src]:
+            if not st.leader_ok(p, f):
+                continue
+            v0 = st.violation_of(st.load[f] / st.cap[f]).sum()
+            v1 = st.violation_of((st.load[f] + delta) / st.cap[f]).sum()
+            cost = float(v1 - v0) + 1e-6 * float((st.load[f] / st.cap[f]).max())
+            if cost < best_cost:
+                best, best_cost = f, cost
+        if best < 0:
+            stuck.append(p)
+        else:
+            st.move_leadership(p, best)
+    return stuck

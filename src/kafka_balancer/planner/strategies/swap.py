@@ -60,7 +60,8 @@ def swap_between(st: State, hi: int, lo: int, r: int) -> bool:
     size_a = st.disk_bytes[a]
     size_b = np.concatenate([st.disk_bytes[b[:-1]], [0.0]])
     size = size_a[:, None] + size_b[None, :]
-    score = np.where((gain > 1e-9) & (size <= st.byte_budget), gain / (size + st.byte_floor), -np.inf)
+    room = min(st.byte_budget, st.max_bytes - st.copied)
+    score = np.where((gain > 1e-9) & (size <= room), gain / (size + st.byte_floor), -np.inf)
     flat = np.argsort(-score, axis=None, kind="stable")
     a_ok: dict[int, bool] = {}
     b_ok: dict[int, bool] = {}
@@ -74,7 +75,7 @@ def swap_between(st: State, hi: int, lo: int, r: int) -> bool:
             a_ok[i] = st.spread_ok(pa, hi, lo)
         if j not in b_ok:
             b_ok[j] = pb < 0 or st.spread_ok(pb, lo, hi)
-        if not (a_ok[i] and b_ok[j]):
+        if not (a_ok[i] and b_ok[j]) or not st.pair_within_budget(pa, hi, lo, pb):
             continue
         st.move_replica(pa, hi, lo)
         if pb >= 0:

@@ -79,7 +79,7 @@ def _step(st: State, s: int) -> int | None:
             return None
         p, f = int(pairs_p[k]), int(pairs_f[k])
         full = st.LF[p]
-        if _keeps_goals(st, s, -full) and _keeps_goals(st, f, full):
+        if _keeps_goals(st, s, -full) and _keeps_goals(st, f, full) and st.leader_ok(p, f):
             st.move_leadership(p, f)
             return f
     return None

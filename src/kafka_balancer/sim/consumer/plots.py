@@ -30,7 +30,8 @@ def plot_grid(rows: list[dict[str, Any]], out: Path, title: str) -> Path:
     axes.flat[0].legend(fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
+    from kafka_balancer.report.plots import save_figure
+
+    save_figure(fig, out, "--out")
     plt.close(fig)
     return out

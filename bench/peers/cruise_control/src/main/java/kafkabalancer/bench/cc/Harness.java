@@ -4,11 +4,12 @@
  * Loads a kafka-balancer snapshot (docs: shared/docs/snapshot-format.md) into Cruise Control's ClusterModel,
  * runs GoalOptimizer with Cruise Control's default goal list, and writes
  *   --plan  : kafka-reassign-partitions JSON of the changed partitions, replicas[0] = leader
- *   --stats : {"wall_s", "cpu_s", "peak_heap_bytes", "proposals", "violated_goals_after", "goals", "settings", ...}
+ *   --stats : {"status", "wall_s", "cpu_s" (process CPU while optimizing), "thread_cpu_s", "jvm_startup_cpu_s",
+ *              "load_cpu_s", "peak_heap_bytes", "proposals", "violated_goals_after", "goal_seconds", ...}
  *
- * Written against the public classes of Cruise Control 2.5.x as read from its source (ClusterModel,
- * GoalOptimizer, OptimizationOptions, KafkaMetricDef). STATUS: NEVER COMPILED -- no Cruise Control release
- * resolves from Maven Central (see docs/cruise-control-notes.md). Expect small signature fixes on first build.
+ * Built against Cruise Control 2.5.146 (ClusterModel, GoalOptimizer, OptimizationOptions, KafkaMetricDef); see
+ * pom.xml for where those jars come from. When a hard goal cannot be met the optimizer throws; the harness then
+ * writes no plan and reports {"status": "failed", "failure": "<Cruise Control's message>"}.
  */
 package kafkabalancer.bench.cc;
 
@@ -28,6 +29,7 @@ import com.linkedin.kafka.cruisecontrol.common.Resource;
 import com.linkedin.kafka.cruisecontrol.config.BrokerCapacityInfo;
 import com.linkedin.kafka.cruisecontrol.config.KafkaCruiseControlConfig;
 import com.linkedin.kafka.cruisecontrol.config.constants.AnalyzerConfig;
+import com.linkedin.kafka.cruisecontrol.exception.KafkaCruiseControlException;
 import com.linkedin.kafka.cruisecontrol.executor.ExecutionProposal;
 import com.linkedin.kafka.cruisecontrol.model.Broker;
 import com.linkedin.kafka.cruisecontrol.model.ClusterModel;
@@ -58,17 +60,37 @@ public final class Harness {
   private Harness() { }
 
   public static void main(String[] args) throws Exception {
+    com.sun.management.OperatingSystemMXBean os =
+        (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+    long startCpu = os.getProcessCpuTime();  // JVM start-up, up to here
+    long startUptime = ManagementFactory.getRuntimeMXBean().getUptime();
     Map<String, String> opt = parseArgs(args);
     double theta = Double.parseDouble(opt.getOrDefault("--theta", "0.8"));
     double eps = Double.parseDouble(opt.getOrDefault("--eps", "0.1"));
     boolean fast = opt.containsKey("--fast");
     ObjectMapper json = new ObjectMapper();
+    long l0 = System.nanoTime();
+    long lc0 = os.getProcessCpuTime();
     JsonNode snap = json.readTree(new File(opt.get("--snapshot")));
 
     Properties props = settings(theta, eps);
     KafkaCruiseControlConfig config = new KafkaCruiseControlConfig(props);
     ClusterModel model = buildModel(snap);
+    snap = null;  // let the parsed JSON go before the optimizer runs
     List<Goal> goals = config.getConfiguredInstances(AnalyzerConfig.DEFAULT_GOALS_CONFIG, Goal.class);
+    double loadWall = (System.nanoTime() - l0) / 1e9;
+    double loadCpu = (os.getProcessCpuTime() - lc0) / 1e9;
+
+    ObjectNode stats = json.createObjectNode();
+    stats.put("jvm_startup_cpu_s", startCpu / 1e9);
+    stats.put("jvm_startup_wall_s", startUptime / 1e3);
+    stats.put("load_wall_s", loadWall);
+    stats.put("load_cpu_s", loadCpu);
+    stats.put("fast_mode", fast);
+    ArrayNode goalNames = stats.putArray("goals");
+    goals.forEach(g -> goalNames.add(g.name()));
+    ObjectNode settings = stats.putObject("settings");
+    props.stringPropertyNames().stream().sorted().forEach(k -> settings.put(k, props.getProperty(k)));
 
     Properties adminProps = new Properties();
     adminProps.put("bootstrap.servers", "127.0.0.1:9");  // never contacted: the optimizer does not call it
@@ -82,30 +104,43 @@ public final class Harness {
       }
       ThreadMXBean threads = ManagementFactory.getThreadMXBean();
       long c0 = threads.getCurrentThreadCpuTime();
+      long p0 = os.getProcessCpuTime();
       long t0 = System.nanoTime();
-      // with an explicit cluster model the optimizer runs every goal in this thread
-      OptimizerResult result = optimizer.optimizations(model, goals, new OperationProgress(), null, options);
-      double wall = (System.nanoTime() - t0) / 1e9;
-      double cpu = (threads.getCurrentThreadCpuTime() - c0) / 1e9;
+      OptimizerResult result = null;
+      String failure = null;
+      try {
+        // with an explicit cluster model the optimizer runs every goal in this thread
+        result = optimizer.optimizations(model, goals, new OperationProgress(), null, options);
+      } catch (KafkaCruiseControlException e) {
+        // a hard goal that cannot be met: Cruise Control proposes nothing; that is a result, not a crash
+        failure = e.getClass().getSimpleName() + ": " + e.getMessage();
+      }
+      stats.put("wall_s", (System.nanoTime() - t0) / 1e9);
+      stats.put("thread_cpu_s", (threads.getCurrentThreadCpuTime() - c0) / 1e9);
+      stats.put("cpu_s", (os.getProcessCpuTime() - p0) / 1e9);  // every JVM thread (GC and JIT included)
       long peakHeap = 0;
       for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
         if (pool.getType() == MemoryType.HEAP) {
           peakHeap += pool.getPeakUsage().getUsed();
         }
       }
-      writePlan(json, result, new File(opt.get("--plan")));
-      ObjectNode stats = json.createObjectNode();
-      stats.put("wall_s", wall);
-      stats.put("cpu_s", cpu);
       stats.put("peak_heap_bytes", peakHeap);
-      stats.put("fast_mode", fast);
-      stats.put("proposals", result.goalProposals().size());
-      ArrayNode violated = stats.putArray("violated_goals_after");
-      result.violatedGoalsAfterOptimization().forEach(violated::add);
-      ArrayNode goalNames = stats.putArray("goals");
-      goals.forEach(g -> goalNames.add(g.name()));
-      ObjectNode settings = stats.putObject("settings");
-      props.stringPropertyNames().stream().sorted().forEach(k -> settings.put(k, props.getProperty(k)));
+      if (result == null) {
+        stats.put("status", "failed");
+        stats.put("failure", failure);
+      } else {
+        stats.put("status", "ok");
+        writePlan(json, result, new File(opt.get("--plan")));
+        stats.put("proposals", result.goalProposals().size());
+        ArrayNode before = stats.putArray("violated_goals_before");
+        result.violatedGoalsBeforeOptimization().forEach(before::add);
+        ArrayNode violated = stats.putArray("violated_goals_after");
+        result.violatedGoalsAfterOptimization().forEach(violated::add);
+        ObjectNode perGoal = stats.putObject("goal_seconds");
+        for (Goal g : goals) {
+          perGoal.put(g.name(), result.optimizationDuration(g.name()).toNanos() / 1e9);
+        }
+      }
       json.writeValue(new File(opt.get("--stats")), stats);
     }
   }
@@ -146,9 +181,6 @@ public final class Harness {
         dead.add(id);
       }
     }
-    for (int id : dead) {
-      model.setBrokerState(id, Broker.State.DEAD);
-    }
     for (JsonNode p : snap.get("partitions")) {
       TopicPartition tp = new TopicPartition(p.get("topic").asText(), p.get("partition").asInt());
       JsonNode reps = p.get("replicas");
@@ -157,13 +189,19 @@ public final class Harness {
       for (int i = 0; i < reps.size(); i++) {
         int b = reps.get(i).asInt();
         boolean isLeader = b == leader;
-        model.createReplica(rackOf.get(b), b, tp, i, isLeader);
+        // a replica on a dead broker is offline, as Cruise Control's own load monitor creates it
+        model.createReplica(rackOf.get(b), b, tp, i, isLeader, dead.contains(b), null, false);
       }
       for (int i = 0; i < reps.size(); i++) {
         int b = reps.get(i).asInt();
         AggregatedMetricValues v = b == leader ? leaderLoad : load(p.get("load").get("follower"));
         model.setReplicaLoad(rackOf.get(b), b, tp, v, ONE_WINDOW);
       }
+    }
+    // as Cruise Control's load monitor does after populating the model: a dead broker's replicas become
+    // eligible for self-healing only when the broker is marked dead after they exist
+    for (int id : dead) {
+      model.setBrokerState(id, Broker.State.DEAD);
     }
     return model;
   }

@@ -22,8 +22,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_balancer.pipeline.arrow_agg import P95, group_percentile, windows_of
-from kafka_balancer.pipeline.np_keys import floats, group_max, group_sum, groups, ints, radix, shared_codes
+from kafka_balancer.pipeline.columnar.arrow_agg import P95, group_percentile, windows_of
+from kafka_balancer.pipeline.columnar.np_keys import floats, group_max, group_sum, groups, ints, radix, shared_codes
 
 BW_SCHEMA = pa.schema([
     ("cluster", pa.string()), ("broker", pa.int32()), ("window", pa.int64()), ("n", pa.int64()),

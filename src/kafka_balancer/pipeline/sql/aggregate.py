@@ -23,7 +23,7 @@ from typing import Protocol
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from kafka_balancer.pipeline.schemas import RECORD_TYPES
+from kafka_balancer.pipeline.schemas import OFFSETS, RECORD_TYPES
 
 
 class Aggregator(Protocol):
@@ -64,9 +64,6 @@ def _first_last(fields: dict[str, str], count: bool = True) -> list[Column]:
     for name, column in fields.items():
         cols += [F.min_by(column, "ts").alias(f"first_{name}"), F.max_by(column, "ts").alias(f"last_{name}")]
     return cols
-
-
-OFFSETS = {"leo": "log_end_offset", "lso": "log_start_offset"}
 
 
 def broker_window_agg(samples: DataFrame, window_ms: int, event_time: bool = True) -> DataFrame:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from kafka_balancer.pipeline.aggregate import window_start
+from kafka_balancer.pipeline.sql.aggregate import window_start
 
 
 def _adjacent_prev(keys: list[str], window_ms: int, cols: list[str]) -> tuple[Column, Column]:

@@ -17,8 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kafka_balancer.pipeline.assemble import LOADS
-from kafka_balancer.pipeline.cpu_model import CpuModel
-from kafka_balancer.pipeline.np_keys import (
+from kafka_balancer.pipeline.columnar.np_keys import (
     floats,
     group_max,
     group_mean,
@@ -30,7 +29,8 @@ from kafka_balancer.pipeline.np_keys import (
     shared_codes,
     take,
 )
-from kafka_balancer.pipeline.np_windows import doubles, per_window
+from kafka_balancer.pipeline.columnar.np_windows import doubles, per_window
+from kafka_balancer.pipeline.cpu_model import CpuModel
 
 TRAFFIC = ("lin", "lout", "fin", "replica_count", "invalid_partitions")
 

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_balancer.pipeline.np_keys import (
+from kafka_balancer.pipeline.columnar.np_keys import (
     floats,
     greatest0,
     group_count,

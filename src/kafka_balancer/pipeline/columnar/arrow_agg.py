@@ -1,7 +1,7 @@
 """One window of one record type, aggregated with Arrow and numpy (no Spark): the vectorised first stage.
 
 A batch job over Parquet samples runs these inside Spark tasks, one task per record type and window
-(:mod:`kafka_balancer.pipeline.window_tasks`). Each function returns exactly what the Spark SQL
+(:mod:`kafka_balancer.pipeline.columnar.window_tasks`). Each function returns exactly what the Spark SQL
 aggregation of the same rows returns (:mod:`aggregate`, :func:`rates.topic_broker_rates`), row for row;
 ``tests/spark/test_file_windows.py`` checks that on seeded random samples.
 

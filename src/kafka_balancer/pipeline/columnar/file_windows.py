@@ -21,8 +21,8 @@ import pyarrow.parquet as pq
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from kafka_balancer.errors import InputError
-from kafka_balancer.pipeline.aggregate import OFFSETS
-from kafka_balancer.pipeline.schemas import RECORD_TYPES, type_schema
+from kafka_balancer.pipeline.schemas import OFFSETS, RECORD_TYPES, type_schema
+from kafka_balancer.validate.samples import check_parquet_file
 
 
 @dataclass(frozen=True)
@@ -68,17 +68,19 @@ def parquet_files(samples_dir: str | Path) -> dict[str, list[FileSpan]] | None:
         entries = [p for p in sorted(pdir.iterdir()) if not p.name.startswith(("_", "."))]
         if any(p.is_dir() for p in entries):
             return None
-        out[rtype] = [_span(p) for p in entries]
+        out[rtype] = [_span(p, rtype) for p in entries]
     if not any(out.values()):
         return None
     return out
 
 
-def _span(path: Path) -> FileSpan:
+def _span(path: Path, rtype: str) -> FileSpan:
     """Time range from the footer's ``ts`` statistics (reads the column when a row group has none). A file
-    that is not readable Parquet (truncated by a collector stopped mid-write, say) is an input error."""
+    that is not readable Parquet (truncated by a collector stopped mid-write, say), or whose columns are not
+    of the sample types, is an input error (:func:`kafka_balancer.validate.samples.check_parquet_file`)."""
+    md = check_parquet_file(path, rtype)
     try:
-        return _footer_span(path)
+        return _footer_span(path, md)
     except (OSError, pa.ArrowException) as exc:
         raise InputError(
             f"sample file {path} is not readable Parquet ({str(exc).splitlines()[0]})",
@@ -86,8 +88,7 @@ def _span(path: Path) -> FileSpan:
         ) from exc
 
 
-def _footer_span(path: Path) -> FileSpan:
-    md = pq.ParquetFile(path).metadata
+def _footer_span(path: Path, md: pq.FileMetaData) -> FileSpan:
     names = [md.schema.column(i).name for i in range(md.num_columns)]
     if "ts" not in names or md.num_rows == 0:
         return FileSpan(str(path), None, None, md.num_rows)

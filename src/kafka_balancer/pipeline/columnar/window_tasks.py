@@ -28,9 +28,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
-from kafka_balancer.pipeline.arrow_agg import counter_rates, first_last
-from kafka_balancer.pipeline.arrow_broker import BW_SCHEMA, broker_window
-from kafka_balancer.pipeline.file_windows import SPECS, TB_FIELDS, FileSpan, input_schema, read_slice
+from kafka_balancer.pipeline.columnar.arrow_agg import counter_rates, first_last
+from kafka_balancer.pipeline.columnar.arrow_broker import BW_SCHEMA, broker_window
+from kafka_balancer.pipeline.columnar.file_windows import SPECS, TB_FIELDS, FileSpan, input_schema, read_slice
 
 
 @dataclass(frozen=True)

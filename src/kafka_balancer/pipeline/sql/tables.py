@@ -6,28 +6,25 @@ when available, the window just before them (the base of the first interval).
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from kafka_balancer.pipeline.completeness import mark_valid
-from kafka_balancer.pipeline.cpu_model import CpuModel, broker_traffic, fit_cpu_model, split_cpu
-from kafka_balancer.pipeline.loads import partition_loads
-from kafka_balancer.pipeline.rates import (
+from kafka_balancer.pipeline.cpu_model import CpuModel
+from kafka_balancer.pipeline.progress import step
+from kafka_balancer.pipeline.sql.cpu import broker_traffic, fit_cpu_model, split_cpu
+from kafka_balancer.pipeline.sql.loads import partition_loads
+from kafka_balancer.pipeline.sql.rates import (
     broker_cpu_rates,
     group_deltas,
     partition_deltas,
     replica_deltas,
     topic_broker_rates,
 )
-
-log = logging.getLogger("kafka_balancer.pipeline")
+from kafka_balancer.pipeline.sql.validity import mark_valid
 
 
 @dataclass
@@ -45,21 +42,15 @@ class WindowTables:
             drop(df)
         self.held.clear()
 
-
-@contextmanager
-def step(spark: SparkSession, label: str) -> Iterator[None]:
-    """Spark jobs started inside carry ``kafka-balancer: <label>`` as their description, which the Spark UI
-    and the event log show (``bench/pipeline_profile.py`` sums the time of each step from it). A finished
-    step is logged (logger ``kafka_balancer.pipeline``, INFO) with its time: the CLI's progress lines."""
-    sc = spark.sparkContext
-    before = sc.getLocalProperty("spark.job.description")
-    sc.setJobDescription(f"kafka-balancer: {label}")
-    t0 = time.perf_counter()
-    try:
-        yield
-    finally:
-        sc.setLocalProperty("spark.job.description", before)  # type: ignore[arg-type]  # None clears it
-    log.info("%s: %.1f s", label, time.perf_counter() - t0)
+    def write(self, tables_dir: str | Path) -> None:
+        """``partition_windows/`` and ``broker_windows/`` partitioned by cluster and window (Parquet, dynamic
+        partition overwrite: rewriting a window replaces it)."""
+        d = Path(tables_dir)
+        for name, df in (("partition_windows", self.partition_windows), ("broker_windows", self.broker_windows)):
+            with step(df.sparkSession, f"{name} written"):
+                (df.repartition("cluster", "window").write.mode("overwrite")
+                   .option("partitionOverwriteMode", "dynamic")
+                   .partitionBy("cluster", "window").parquet(str(d / name)))
 
 
 def materialise(df: DataFrame, held: list[DataFrame], label: str) -> DataFrame:

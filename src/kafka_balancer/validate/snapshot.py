@@ -1,0 +1,216 @@
+"""Snapshot documents (``docs/snapshot-format.md``, version 1): bytes or a parsed document to a
+:class:`Snapshot`, or one :class:`InputError` naming the broker, partition, field and value::
+
+    snap.json: partition orders-3: replica 7 is not a known broker (known: 0..5)
+      hint: add broker 7 to "brokers" or fix the replica list of orders-3
+
+The format is a contract with outside tools: only what it does not allow, or what the planner's arithmetic
+cannot use, is refused. Beyond the fields' types:
+
+* broker ids are Kafka's (32-bit integers >= 0), partition numbers too;
+* loads are finite numbers >= 0, capacities finite numbers > 0 and not denormal (the planner divides
+  by them: a capacity of 5e-324 makes every utilisation infinite);
+* per resource, the loads of all replicas must add up to a finite number, and so must the capacities;
+  and the worst utilisation any placement could reach (all load on the smallest broker) must stay under
+  1e150, since the planner squares utilisations.
+
+A leader of ``-1`` or ``null`` means the partition has no leader now (offline); Kafka reports -1. A UTF-8
+byte-order mark is accepted (JSON allows readers to skip it); UTF-16 is not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kafka_balancer.errors import InputError
+from kafka_balancer.model.snapshot import NR, RESOURCES, Snapshot, _intern, total_load
+from kafka_balancer.validate.jsondoc import (
+    array,
+    boolean,
+    broker_id,
+    default_hint,
+    field,
+    number,
+    obj,
+    parse_json,
+    partition_number,
+    shown,
+    string,
+)
+
+FORMAT_VERSION = 1
+MAX_UTILISATION = 1e150
+WHAT = "a snapshot (snapshot-format.md, version 1)"
+_FIELDS_HINT = "see snapshot-format.md for the fields"
+
+
+def parse_snapshot(data: bytes, source: str) -> Snapshot:
+    """A snapshot file's bytes to a :class:`Snapshot`."""
+    return snapshot_from_dict(parse_json(data, source, WHAT), source)
+
+
+def snapshot_from_dict(doc: Any, source: str = "snapshot") -> Snapshot:
+    """Validate a parsed snapshot document and turn it into a :class:`Snapshot`."""
+    with default_hint(f"give {WHAT}"):
+        return _snapshot(doc, source)
+
+
+def _snapshot(doc: Any, source: str = "snapshot") -> Snapshot:
+    doc = obj(doc, source)
+    version = field(doc, "version", source, _FIELDS_HINT)
+    if isinstance(version, bool) or version != FORMAT_VERSION:
+        raise InputError(f"{source}: unknown snapshot version {shown(version)}",
+                         hint=f"this tool reads version {FORMAT_VERSION}; regenerate the snapshot")
+    brokers, parts = field(doc, "brokers", source, _FIELDS_HINT), field(doc, "partitions", source, _FIELDS_HINT)
+    brokers = array(brokers, f"{source}: 'brokers'", nonempty=True)
+    parts = array(parts, f"{source}: 'partitions'")
+    name = doc.get("name")
+    if name is not None:
+        string(name, f"{source}: name", allow_empty=True)
+
+    n = len(brokers)
+    ids = np.empty(n, dtype=np.int64)
+    cap = np.empty((n, NR), dtype=np.float64)
+    alive = np.empty(n, dtype=bool)
+    racks: list[str | None] = []
+    hosts: list[str | None] = []
+    pos: dict[int, int] = {}
+    for i, b in enumerate(brokers):
+        where = f"{source}: brokers[{i}]"
+        b = obj(b, where)
+        bid = broker_id(field(b, "id", where, _FIELDS_HINT), f"{where}: id")
+        where = f"{source}: broker {bid}"
+        if bid in pos:
+            raise InputError(f"{where} is listed twice", hint="each broker id appears once in 'brokers'")
+        pos[bid] = i
+        ids[i] = bid
+        c = b.get("capacity")
+        if not isinstance(c, dict):
+            raise InputError(f"{where}: capacity is {'missing' if c is None else shown(c)}",
+                             hint="give cpu, disk, nw_in, nw_out capacity")
+        for r, res in enumerate(RESOURCES):
+            if res not in c:
+                raise InputError(f"{where}: capacity.{res} is missing", hint=f"set capacity.{res} > 0")
+            cap[i, r] = number(c[res], f"{where}: capacity.{res}", positive=True,
+                               hint="capacities are positive numbers (snapshot-format.md gives the units)")
+        rack, host = b.get("rack"), b.get("host")
+        for label, val in (("rack", rack), ("host", host)):
+            if val is not None and not isinstance(val, str):
+                raise InputError(f"{where}: {label} {shown(val)} must be a string or null")
+        racks.append(rack)
+        hosts.append(host)
+        alive[i] = boolean(b.get("alive", True), f"{where}: alive")
+
+    p_count = len(parts)
+    width = 1
+    for pr in parts:
+        reps = pr.get("replicas") if isinstance(pr, dict) else None
+        if isinstance(reps, list):
+            width = max(width, min(len(reps), n + 1))
+    replicas = np.full((p_count, width), -1, dtype=np.int32)
+    leader = np.empty(p_count, dtype=np.int32)
+    tidx = np.empty(p_count, dtype=np.int32)
+    pnum = np.empty(p_count, dtype=np.int32)
+    lload = np.empty((p_count, NR), dtype=np.float64)
+    fload = np.empty((p_count, NR), dtype=np.float64)
+    topics: dict[str, int] = {}
+    seen: set[tuple[str, int]] = set()
+    known = f"known: {', '.join(str(x) for x in sorted(pos))}" if n <= 12 else f"{n} brokers known"
+    for j, pr in enumerate(parts):
+        where = f"{source}: partitions[{j}]"
+        pr = obj(pr, where)
+        topic = string(field(pr, "topic", where, _FIELDS_HINT), f"{where}: topic")
+        num = partition_number(field(pr, "partition", where, _FIELDS_HINT), f"{where}: partition")
+        label = f"{source}: partition {topic}-{num}"
+        key = (topic, num)
+        if key in seen:
+            raise InputError(f"{label} is listed twice", hint="each (topic, partition) appears once")
+        seen.add(key)
+        tidx[j] = topics.setdefault(topic, len(topics))
+        pnum[j] = num
+        reps = field(pr, "replicas", label, _FIELDS_HINT)
+        if not isinstance(reps, list) or not reps:
+            raise InputError(f"{label}: replicas {shown(reps)} must be a non-empty list of broker ids")
+        for k, rb in enumerate(reps):
+            bp = pos.get(rb) if isinstance(rb, int) and not isinstance(rb, bool) else None
+            if bp is None:
+                raise InputError(
+                    f"{label}: replica {shown(rb)} is not a known broker ({known})",
+                    hint=f"add broker {shown(rb)} to 'brokers' or fix the replica list of {topic}-{num}",
+                )
+            if k >= width:  # more replicas than brokers: one must repeat
+                break
+            replicas[j, k] = bp
+        if len(set(reps)) != len(reps):
+            dup = next(b for b in reps if reps.count(b) > 1)
+            raise InputError(f"{label}: broker {dup} appears twice in replicas {shown(reps)}",
+                             hint="a partition has at most one replica per broker")
+        ld = field(pr, "leader", label, _FIELDS_HINT)
+        if ld is None or (ld == -1 and not isinstance(ld, bool)):
+            leader[j] = -1
+        elif isinstance(ld, int) and not isinstance(ld, bool) and ld in reps:
+            leader[j] = pos[ld]
+        else:
+            raise InputError(
+                f"{label}: leader {shown(ld)} is not among its replicas {shown(reps)}",
+                hint="the leader must be one of the replicas (or -1 when the partition is offline)",
+            )
+        load = obj(field(pr, "load", label, _FIELDS_HINT), f"{label}: load")
+        for role, arr in (("leader", lload), ("follower", fload)):
+            rl = field(load, role, f"{label}: load", _FIELDS_HINT)
+            if not isinstance(rl, dict):
+                raise InputError(f"{label}: load.{role} must be an object of cpu, disk, nw_in, nw_out")
+            for r, res in enumerate(RESOURCES):
+                if res not in rl:
+                    raise InputError(f"{label}: load.{role}.{res} is missing")
+                arr[j, r] = number(rl[res], f"{label}: load.{role}.{res}",
+                                   hint="loads are finite numbers >= 0 (snapshot-format.md gives the units)")
+
+    rack_idx, rack_names = _intern(racks)
+    host_idx, host_names = _intern(hosts)
+    snap = Snapshot(
+        broker_ids=ids,
+        rack_idx=rack_idx,
+        rack_names=rack_names,
+        host_idx=host_idx,
+        host_names=host_names,
+        alive=alive,
+        capacity=cap,
+        topics=tuple(topics),
+        topic_idx=tidx,
+        partition=pnum,
+        replicas=replicas,
+        rf=(replicas >= 0).sum(axis=1).astype(np.int32),
+        leader=leader,
+        leader_load=lload,
+        follower_load=fload,
+        name=name,
+    )
+    check_magnitudes(snap, source)
+    return snap
+
+
+def check_magnitudes(snap: Snapshot, source: str) -> None:
+    """Refuse loads and capacities whose sums, or whose worst utilisation, overflow the planner's doubles."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        totals = total_load(snap)
+        cap_sum = snap.capacity.sum(axis=0)
+        smallest = snap.capacity.min(axis=0)
+        worst = totals / smallest
+    for r, res in enumerate(RESOURCES):
+        if not np.isfinite(totals[r]):
+            raise InputError(f"{source}: the partitions' {res} loads add up to more than the largest number "
+                             f"({np.finfo(np.float64).max:.3g})",
+                             hint=f"check the unit of load.*.{res} (snapshot-format.md)")
+        if not np.isfinite(cap_sum[r]):
+            raise InputError(f"{source}: the brokers' capacity.{res} add up to more than the largest number "
+                             f"({np.finfo(np.float64).max:.3g})",
+                             hint=f"check the unit of capacity.{res} (snapshot-format.md)")
+        if not worst[r] <= MAX_UTILISATION:
+            b = int(snap.broker_ids[int(np.argmin(snap.capacity[:, r]))])
+            raise InputError(f"{source}: the {res} load ({totals[r]:.3g}) on broker {b} "
+                             f"(capacity.{res} {smallest[r]:.3g}) would be a utilisation of {worst[r]:.3g}; "
+                             f"the planner works up to {MAX_UTILISATION:.0e}",
+                             hint=f"loads and capacity.{res} must be in the same unit (snapshot-format.md)")
