@@ -28,6 +28,9 @@ class Observation:
     alive: frozenset[int]
     racks: Mapping[int, str | None]
     partitions: Mapping[TP, Replicas]
+    # listed alive by the controller but not answering its metrics endpoint: the first sign of a dead
+    # broker (the controller fences it only after its session times out, ~9 s later)
+    unreachable: frozenset[int] = frozenset()
 
     def replica_counts(self) -> dict[int, int]:
         out = {b: 0 for b in self.alive}
@@ -53,4 +56,5 @@ def from_raw(raw: Any) -> Observation:
     racks = {int(b["broker_id"]): b.get("rack") for b in raw.brokers}
     parts = {tp: Replicas(tuple(v["replicas"]), int(v["leader"]), tuple(v["isr"]))
              for tp, v in raw.partitions.items()}
-    return Observation(ts=raw.ts / 1000.0, alive=alive, racks=racks, partitions=parts)
+    unreachable = frozenset(b for b in alive if b in raw.metrics and raw.metrics[b] is None)
+    return Observation(ts=raw.ts / 1000.0, alive=alive, racks=racks, partitions=parts, unreachable=unreachable)

@@ -207,8 +207,11 @@ class Service:
             self.sizes = dict(sizes)
             self.known |= obs.brokers()
             for b in obs.alive:
-                self.dead_since.pop(b, None)
                 self.racks[b] = obs.racks.get(b)
+                if b in obs.unreachable:  # the clock of the grace period starts at the first sign
+                    self.dead_since.setdefault(b, obs.ts)
+                else:
+                    self.dead_since.pop(b, None)
             for b in self.known - set(obs.alive):
                 self.dead_since.setdefault(b, obs.ts)
             findings: list[Finding] = []
