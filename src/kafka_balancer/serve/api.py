@@ -100,11 +100,9 @@ def create_app(service: Service, token: str | None, basic: tuple[str, str] | Non
 
     @app.get("/api/load", response_model=sc.LoadResponse, tags=["read"],
              responses={409: {"model": sc.ErrorBody}})
-    def get_load(history: int = Query(120, ge=0, le=720, description="σ points of past windows")) -> dict[str, Any]:
-        out = service.load()
-        with service.lock:
-            out["sigma_history"] = list(service.sigma_history)[-history:] if history else []
-        return out
+    def get_load(history: int = Query(120, ge=0, le=720, description="σ points of past windows")) -> Response:
+        # pre-serialised and cached per model (the schema above documents it)
+        return Response(service.load_json(history), media_type="application/json")
 
     @app.get("/api/proposal", response_model=sc.ProposalBody, tags=["read"],
              responses={409: {"model": sc.ErrorBody}})
@@ -113,9 +111,8 @@ def create_app(service: Service, token: str | None, basic: tuple[str, str] | Non
         eps: float | None = Query(None, gt=0, le=10, description="distribution goal ε"),
         polish: float | None = Query(None, ge=0, le=100, description="polishing allowance (× the byte bound)"),
         moves: int = Query(200, ge=0, le=100_000, description="moves listed at most"),
-    ) -> dict[str, Any]:
-        p, snap = service.proposal("rebalance", (), theta, eps, polish)
-        return p.summary(snap, moves_shown=moves)
+    ) -> Response:
+        return Response(service.proposal_json(theta, eps, polish, moves), media_type="application/json")
 
     @app.get("/api/anomalies", response_model=sc.AnomaliesResponse, tags=["read"])
     def get_anomalies(limit: int = Query(200, ge=1, le=500)) -> dict[str, Any]:

@@ -107,6 +107,7 @@ class Service:
         self._threads: list[threading.Thread] = []
         self._proposal_cache: dict[tuple[Any, ...], tuple[Proposal, Snapshot]] = {}
         self._proposal_lock = threading.Lock()
+        self._json_cache: dict[tuple[str, Any], bytes] = {}
         self._sigma_after_due: list[str] = []  # executions whose σ after is taken at the next round
         self._restore()
 
@@ -563,12 +564,49 @@ class Service:
 
     def load(self) -> dict[str, Any]:
         with self.lock:
-            snap, m = self.model.snap, self.model.metrics
+            snap, m, fp = self.model.snap, self.model.metrics, self.model.fingerprint
         if snap is None or m is None:
             raise Conflict("no model yet: the first sampling round has not completed")
         out = load_view(snap, m)
-        out["fingerprint"] = self.model.fingerprint
+        out["fingerprint"] = fp
         return out
+
+    def load_json(self, history: int) -> bytes:
+        """``GET /api/load`` as JSON bytes, built once per model and σ history (a 1,000-broker view is
+        half a megabyte: building and validating it per request would cap the API at a few requests/s)."""
+        import orjson
+
+        with self.lock:
+            key = (self.model.fingerprint, id(self.model.metrics), len(self.sigma_history),
+                   self.sigma_history[-1]["ts"] if self.sigma_history else 0.0, history)
+            hit = self._json_cache.get(("load", key))
+            if hit is not None:
+                return hit
+            hist = list(self.sigma_history)[-history:] if history else []
+        out = self.load()
+        out["sigma_history"] = hist
+        body = orjson.dumps(out, option=orjson.OPT_SERIALIZE_NUMPY)
+        with self.lock:
+            self._json_cache = {k: v for k, v in self._json_cache.items() if k[0] != "load"}
+            self._json_cache[("load", key)] = body
+        return body
+
+    def proposal_json(self, theta: float | None, eps: float | None, polish: float | None, moves: int) -> bytes:
+        """``GET /api/proposal`` as JSON bytes, cached with the proposal."""
+        import orjson
+
+        p, snap = self.proposal("rebalance", (), theta, eps, polish)
+        key = ("proposal", (id(p), moves))
+        with self.lock:
+            hit = self._json_cache.get(key)
+        if hit is not None:
+            return hit
+        body = orjson.dumps(p.summary(snap, moves_shown=moves), option=orjson.OPT_SERIALIZE_NUMPY)
+        with self.lock:
+            if len(self._json_cache) > 64:
+                self._json_cache.clear()
+            self._json_cache[key] = body
+        return body
 
     def anomalies(self, limit: int = 200) -> list[dict[str, Any]]:
         with self.lock:
