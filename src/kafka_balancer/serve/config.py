@@ -55,6 +55,8 @@ class ServeConfig:
     capacity: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_CAPACITY))
     theta: float = 0.8
     eps: float = 0.1
+    # the planner's goal policy (planner/policy.py); seed 001's two goals by default
+    goals: tuple[str, ...] = ("capacity", "distribution")
     # detectors
     self_healing: frozenset[str] = frozenset()
     grace_s: float = 120.0
@@ -175,6 +177,11 @@ def _apply(cfg: ServeConfig, key: str, v: Any, where: str) -> ServeConfig:
             return replace(cfg, theta=float(_num(v, k, lo=0.01, hi=1.0)))
         case "eps" | "goals.eps":
             return replace(cfg, eps=float(_num(v, k, lo=0.001, hi=10.0)))
+        case "goals" | "goals.goals":
+            from kafka_balancer.planner.policy import parse_goals
+
+            text = ",".join(str(x) for x in v) if isinstance(v, list) else _str(v, k)
+            return replace(cfg, goals=tuple(parse_goals(text)))
         case "self_healing" | "healing.self_healing":
             return replace(cfg, self_healing=parse_self_healing(v, k))
         case "grace" | "healing.grace":

@@ -102,17 +102,18 @@ def _with_dead(snap: Snapshot, brokers: Sequence[int]) -> Snapshot:
 
 
 def _planner(snap: Snapshot, theta: float, eps: float, time_limit: float, polish: float | None,
-             constraints: Constraints | None) -> Any:
+             constraints: Constraints | None, goals: tuple[str, ...] | None) -> Any:
     from kafka_balancer.planner import plan
 
-    kw: dict[str, Any] = {"time_limit": time_limit, "constraints": constraints}
+    kw: dict[str, Any] = {"time_limit": time_limit, "constraints": constraints, "goals": goals}
     if polish is not None:
         kw["polish_share"] = polish
     return plan(snap, theta, eps, **kw)
 
 
 def propose(mode: str, snap: Snapshot, theta: float, eps: float, *, brokers: Sequence[int] = (),
-            obs: Observation | None = None, time_limit: float = 60.0, polish: float | None = None) -> Proposal:
+            obs: Observation | None = None, time_limit: float = 60.0, polish: float | None = None,
+            goals: tuple[str, ...] | None = None) -> Proposal:
     """A proposal for ``mode`` on ``snap`` (``brokers``: the ones to evacuate, remove, add or demote)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
@@ -129,7 +130,7 @@ def propose(mode: str, snap: Snapshot, theta: float, eps: float, *, brokers: Seq
         c = Constraints(remove_brokers=chosen)
     elif mode == "add_brokers":
         c = Constraints(add_brokers=chosen)
-    res = _planner(work, theta, eps, time_limit, polish, c)
+    res = _planner(work, theta, eps, time_limit, polish, c, goals)
     notes = tuple(res.warnings) + tuple(res.infeasible) + tuple(res.unresolved) + tuple(res.remaining)
     nbytes, current = entry_bytes(snap, res.plan)
     return Proposal(mode, res.plan, nbytes, evaluate(work, theta, eps), res.after,

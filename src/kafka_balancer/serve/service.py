@@ -388,7 +388,7 @@ class Service:
             brokers = tuple(sorted(int(a.evidence.get("broker", -1)) for a in group if "broker" in a.evidence))
             snap, obs = self.model.snap, self.obs
         proposal = propose(mode, snap, self.cfg.theta, self.cfg.eps, brokers=brokers, obs=obs,
-                           time_limit=self.cfg.plan_time_limit_s)
+                           time_limit=self.cfg.plan_time_limit_s, goals=self.cfg.goals)
         with self.lock:
             now = time.time()
             group = [self.book.get(a.id) for a in group]
@@ -491,7 +491,7 @@ class Service:
             if hit is not None:
                 return hit
             p = propose(mode, snap, th, ep, brokers=brokers, obs=obs, time_limit=self.cfg.plan_time_limit_s,
-                        polish=polish)
+                        polish=polish, goals=self.cfg.goals)
             if len(self._proposal_cache) > 32:
                 self._proposal_cache.clear()
             self._proposal_cache[key] = (p, snap)
