@@ -348,7 +348,10 @@ class Service:
             try:
                 self.heal()
             except Exception as exc:  # a planning failure must not end the service
-                self._event("healer", f"self-healing failed: {type(exc).__name__}: {exc}")
+                msg = f"self-healing failed: {type(exc).__name__}: {exc}"
+                if msg != self.last_error:  # said once, not every round
+                    self._event("healer", msg)
+                self.last_error = msg
 
     def guard_context(self, now: float) -> guards.GuardContext:
         started = [(float(r.get("started", 0)), float(r.get("bytes_planned", 0))) for r in self.executions.values()
