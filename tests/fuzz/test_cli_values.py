@@ -193,3 +193,10 @@ def test_names_corrupted(before: str, bad: str, after: str) -> None:
 @pytest.mark.parametrize("text", ["(", "[a-", "*x", "a{2,1}"])
 def test_regex_refused(text: str) -> None:
     assert "not a valid regular expression" in refused(lambda: v.parse_regex(text, FLAG)).message
+
+
+@SETTINGS
+@given(st.from_regex(r"[A-Za-z0-9]{3,12}", fullmatch=True))
+def test_a_url_with_credentials_is_refused_without_echoing_them(secret: str) -> None:
+    err = refused(lambda: v.parse_http_url(f"http://admin:{secret}@prom:9090", FLAG))
+    assert secret not in err.render()
