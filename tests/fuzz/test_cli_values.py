@@ -198,5 +198,6 @@ def test_regex_refused(text: str) -> None:
 @SETTINGS
 @given(st.from_regex(r"[A-Za-z0-9]{3,12}", fullmatch=True))
 def test_a_url_with_credentials_is_refused_without_echoing_them(secret: str) -> None:
-    err = refused(lambda: v.parse_http_url(f"http://admin:{secret}@prom:9090", FLAG))
-    assert secret not in err.render()
+    password = f"Pw{secret}"  # a prefix no message uses, so a hit is the password itself
+    err = refused(lambda: v.parse_http_url(f"http://admin:{password}@prom:9090", FLAG))
+    assert password not in err.render()
