@@ -14,6 +14,7 @@ from kafka_balancer.errors import InputError
 from kafka_balancer.files.inputs import read_bytes
 from kafka_balancer.model.snapshot import RESOURCES
 from kafka_balancer.pipeline.config import PipelineConfig, parse_capacity, parse_duration_ms
+from kafka_balancer.validate.samples import check_sample_folder
 from kafka_balancer.validate.spark import check_master, check_memory
 
 
@@ -76,6 +77,8 @@ def _capacity_value(path: str, where: str, key: str, value: object) -> float:
 def config_from_args(args: argparse.Namespace) -> PipelineConfig:
     check_master(args.master)  # Spark settings it cannot start with: one line, before anything starts
     check_memory(args.driver_memory)
+    if getattr(args, "samples", None):  # Parquet sample files of the wrong shape, before Spark starts
+        check_sample_folder(args.samples)
     if args.windows < 1:
         raise InputError(f"--windows must be at least 1, got {args.windows}", hint="e.g. --windows 6")
     if args.min_valid_windows is not None and not 1 <= args.min_valid_windows <= args.windows:
