@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 import orjson
@@ -74,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
         doc["round1"] = assignment_lists(problem, result.round1)
         doc["revoked_in_round1"] = int((result.round1 < 0).sum())
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+        from kafka_balancer.files.outputs import write_bytes
+
+        write_bytes("-", orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n", "--json", allow_stdout=True)
         return 0
     print(f"strategy {result.strategy} ({result.protocol}): max load {st.max_load:.4g}, "
           f"lower bound {st.lower_bound:.4g} (x{st.ratio:.4f}), moved {st.moved} "

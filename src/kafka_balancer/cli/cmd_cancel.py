@@ -33,8 +33,14 @@ def run(args: argparse.Namespace) -> int:
     if journal is not None and not journal.state().open:
         raise InputError(f"no unfinished execution in {args.journal}",
                          hint="pass the right --journal, or --all to cancel every ongoing reassignment")
-    adapter = KafkaAdapter.connect(args.bootstrap, timeout_s=args.timeout)
+    from kafka_balancer.security.acl import CANCEL_CLUSTER, require_cluster
+    from kafka_balancer.security.option import settings_from_args
+
+    security = settings_from_args(args)
+    adapter = KafkaAdapter.connect(args.bootstrap, timeout_s=args.timeout, security=security)
     try:
+        require_cluster(adapter.admin, CANCEL_CLUSTER, "cancel reassignments",
+                        security.who if security is not None else "this client")
         res = cancel_execution(adapter, journal)
     finally:
         adapter.close()

@@ -11,6 +11,7 @@ from kafka_balancer.cli.options import bootstrap, duration, fraction, integer, n
 from kafka_balancer.consumer.advice import divisor_counts, lag_trend, throughput_count
 from kafka_balancer.consumer.loads import committed_offsets, end_offsets, topic_partitions
 from kafka_balancer.errors import ClusterError, InputError
+from kafka_balancer.security.option import add_command_config, settings_from_args
 
 
 def register(subparsers: Any) -> None:
@@ -32,6 +33,7 @@ def register(subparsers: Any) -> None:
     a.add_argument("--timeout", type=timeout(), default=15.0,
                    help="seconds to wait for the bootstrap server (default 15)")
     a.add_argument("--json", action="store_true")
+    add_command_config(a)
     a.set_defaults(func=run_advise)
     no_action(p, kinds)
 
@@ -51,7 +53,7 @@ def run_advise(args: argparse.Namespace) -> int:
 
     if not args.group:
         raise InputError("--group is empty", hint="give the group id, e.g. --group orders-consumers")
-    admin = connect_admin(args.bootstrap, timeout_s=args.timeout)
+    admin = connect_admin(args.bootstrap, timeout_s=args.timeout, security=settings_from_args(args))
     try:
         n_members, topics = _members_and_topics(admin, args.group)
         topics = set(args.topic or []) or topics

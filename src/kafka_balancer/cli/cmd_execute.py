@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from kafka_balancer.cli.options import bootstrap, check_output_file, duration, integer, size, timeout
+from kafka_balancer.errors import InputError
+from kafka_balancer.security.option import add_command_config, settings_from_args
 
 DEFAULT_JOURNAL = Path("out/executor/journal.jsonl")
 
@@ -20,6 +23,25 @@ def add_connection_options(p: argparse.ArgumentParser) -> None:
                    help="seconds to wait for the bootstrap server before giving up (default 15)")
     p.add_argument("--journal", type=Path, default=DEFAULT_JOURNAL,
                    help=f"the execution journal (default {DEFAULT_JOURNAL})")
+    add_command_config(p)
+
+
+def _rights(adapter: Any, plan: Any, throttle: bool, security: Any) -> InputError | None:
+    """The missing ACL that would stop this execution (checked before anything changes), if any."""
+    from kafka_balancer.security.acl import check_execute_rights
+
+    if plan is None:
+        topics: list[str] = []
+    elif hasattr(plan, "entries"):
+        topics = sorted({e.topic for e in plan.entries})
+    else:  # the journal's [((topic, partition), replicas), ...]
+        topics = sorted({tp[0] for tp, _ in plan})
+    who = security.who if security is not None else "this client"
+    try:
+        check_execute_rights(adapter.admin, topics, throttle, who)
+    except InputError as exc:
+        return exc
+    return None
 
 
 def check_journal(path: Path) -> None:
@@ -84,9 +106,14 @@ def run(args: argparse.Namespace) -> int:
     opts = ExecOptions(throttle=args.throttle, max_per_broker=args.max_per_broker,
                        max_in_flight=args.max_in_flight, poll_s=args.poll,
                        stall_timeout_s=args.stall_timeout, progress=not args.no_progress)
-    adapter = KafkaAdapter.connect(args.bootstrap, timeout_s=args.timeout)
+    security = settings_from_args(args)
+    adapter = KafkaAdapter.connect(args.bootstrap, timeout_s=args.timeout, security=security)
     try:
         ex = Executor(adapter, Journal(args.journal), opts)
+        rights_problem = _rights(adapter, plan if plan is not None else Journal(args.journal).state().plan,
+                                 args.throttle > 0, security)
+        if rights_problem is not None and (args.yes or args.resume):
+            raise rights_problem
         if not args.yes:
             if plan is None:
                 st = Journal(args.journal).state()
@@ -99,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"dry run: {len(tasks)} partitions, {sum(len(t.adding) for t in tasks)} replica moves "
                   f"({moving / 1e6:.2f} MB), {sum(1 for t in tasks if t.current[0] != t.target[0])} leader "
                   f"changes; the plan is valid for this cluster. Add --yes to apply.")
+            if rights_problem is not None:
+                print(f"note: --yes would be refused: {rights_problem.message}")
             return 0
         report = ex.resume() if args.resume else ex.run(plan)  # type: ignore[arg-type]
     finally:

@@ -9,6 +9,7 @@ from typing import Any
 from kafka_balancer.cli.options import add_goal_options, check_output_dir, duration, integer, number, seed
 from kafka_balancer.errors import InputError
 from kafka_balancer.files.outputs import replacing
+from kafka_balancer.validate.spark import check_master
 from kafka_balancer.validate.values import parse_fraction
 
 MAX_GRID = 100  # values per θ or ε grid
@@ -51,7 +52,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--plan-time-limit", type=duration("--plan-time-limit", maximum=3600), default=0.5,
                    help="planner time limit per plan in seconds (what-if, default 0.5)")
     p.add_argument("--out", default="out/fleet", help="folder for the table (CSV) and the plot")
-    p.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    p.add_argument("--master", type=check_master, default="local[2]", help="Spark master (default local[2])")
     add_goal_options(p)
     p.set_defaults(func=run)
 
@@ -61,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("give either --snapshots DIR or --whatif N",
                          hint="e.g. kafka-balancer fleet --snapshots out/snapshots/")
     # Everything checkable offline is checked before Spark starts (that takes seconds and a JVM).
-    check_output_dir(args.out, "--out", inputs=[("--snapshots", args.snapshots)])
+    # the outputs (*.csv, *.png) are never *.json, so --out may sit inside --snapshots (`--snapshots .`)
+    check_output_dir(args.out, "--out")
     if args.snapshots is not None:
         _snapshot_files(Path(args.snapshots))
     else:

@@ -14,6 +14,7 @@ from kafka_balancer.consumer.group_locate import (
     seed004_partition_for,
 )
 from kafka_balancer.errors import ClusterError, InputError
+from kafka_balancer.security.option import add_command_config, settings_from_args
 
 
 def register(subparsers: Any) -> None:
@@ -29,6 +30,7 @@ def register(subparsers: Any) -> None:
     loc.add_argument("--timeout", type=timeout(), default=15.0,
                      help="seconds to wait for the bootstrap server (default 15)")
     loc.add_argument("--json", action="store_true")
+    add_command_config(loc)
     loc.set_defaults(func=run_locate)
     doc = kinds.add_parser("doctor", help="check session/heartbeat/poll/static-membership settings")
     doc.add_argument("--config", required=True, help="consumer.properties ('-' for stdin)")
@@ -51,7 +53,7 @@ def run_locate(args: argparse.Namespace) -> int:
     if args.bootstrap:
         from kafka_balancer.collect.admin import connect_admin
 
-        admin = connect_admin(args.bootstrap, timeout_s=args.timeout)
+        admin = connect_admin(args.bootstrap, timeout_s=args.timeout, security=settings_from_args(args))
         try:
             topics = admin.describe_topics(["__consumer_offsets"])
             parts = {int(p["partition_index"]): p for t in topics for p in t.get("partitions", [])}

@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 
 from kafka_balancer.cli.options import bootstrap, duration, integer, number, seed, timeout
+from kafka_balancer.security.option import add_command_config, settings_from_args
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--timeout", type=timeout(), default=15.0,
                    help="seconds to wait for the cluster (default 15)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_command_config(p)
     p.set_defaults(func=run)
 
 
@@ -41,19 +43,22 @@ def run(args: argparse.Namespace) -> int:
     from kafka_balancer.sim.workload import skewed_workload
     from kafka_balancer.sim.workload_run import WorkloadRunner
 
-    bootstrap = args.bootstrap
-    if args.local_cluster is not None and not bootstrap:
+    bootstrap, lc = args.bootstrap, None
+    if args.local_cluster is not None:
         from kafka_balancer.localcluster.cluster import open_cluster
 
-        bootstrap = open_cluster(args.local_cluster).bootstrap
+        lc = open_cluster(args.local_cluster)
+        bootstrap = bootstrap or lc.bootstrap
     if not bootstrap:
         raise InputError("workload needs --bootstrap (or --local-cluster STATE_DIR)")
+    security = settings_from_args(args, lc)
     duration_s = args.duration
     spec = skewed_workload(scale=args.scale, replication=args.replication)
     print(f"workload: {len(spec.topics)} topics, ~{spec.bytes_per_s() / 1e3:.0f} kB/s for {duration_s:g} s, "
           f"seed {args.seed}", file=sys.stderr)
     res = WorkloadRunner(bootstrap, spec, seed=args.seed, duration_s=duration_s,
-                         drain_timeout_s=args.drain_timeout, connect_timeout_s=args.timeout).run()
+                         drain_timeout_s=args.drain_timeout, connect_timeout_s=args.timeout,
+                         security=security).run()
     if args.json:
         sys.stdout.write(orjson.dumps(res.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:

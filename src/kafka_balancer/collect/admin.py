@@ -10,9 +10,12 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_balancer.errors import ClusterError, InputError
+
+if TYPE_CHECKING:
+    from kafka_balancer.security.settings import SecuritySettings
 
 DEFAULT_TIMEOUT_S = 15.0
 
@@ -43,14 +46,26 @@ def quiet_kafka_logs(level: int = logging.CRITICAL) -> Iterator[None]:
 
 
 def connect_admin(
-    bootstrap: str, timeout_s: float = DEFAULT_TIMEOUT_S, client_id: str = "kafka-balancer"
+    bootstrap: str, timeout_s: float = DEFAULT_TIMEOUT_S, client_id: str = "kafka-balancer",
+    security: SecuritySettings | None = None,
 ) -> Any:
-    """A ``KafkaAdminClient`` for ``bootstrap``; raises ClusterError if no broker answers in ``timeout_s``."""
+    """A ``KafkaAdminClient`` for ``bootstrap``; raises ClusterError if no broker answers in ``timeout_s``.
+
+    ``security`` (from ``--command-config``) connects over TLS and/or SASL; a wrong password, an unknown
+    mechanism or an untrusted certificate is then an InputError (exit 2) within the timeout."""
     from kafka.admin import KafkaAdminClient
     from kafka.errors import KafkaError
 
     bootstrap = check_bootstrap(bootstrap)
     ms = int(timeout_s * 1000)
+    if security is not None and security.protocol != "PLAINTEXT":
+        from kafka_balancer.security.connect import open_secured
+
+        return open_secured(
+            lambda kw, boot_ms: KafkaAdminClient(bootstrap_servers=bootstrap, client_id=client_id,
+                                                 bootstrap_timeout_ms=boot_ms,
+                                                 request_timeout_ms=max(ms, 5000), **kw),
+            bootstrap, timeout_s, security)
     try:
         with quiet_kafka_logs():
             return KafkaAdminClient(

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs
 from kafka_balancer.collect.sampler import build_records, read_round
@@ -33,6 +34,7 @@ class CollectOptions:
     include_internal: bool = False
     timeout_s: float = 15.0
     file_format: str = "jsonl"  # or "parquet" (collect/writer.py)
+    security: Any = None  # SecuritySettings from --command-config (None: plaintext)
 
 
 @dataclass
@@ -62,16 +64,32 @@ def parse_interval(text: str) -> float:
     return v
 
 
+def _write_capacity(admin: Any, out_dir: Path, cluster: str) -> None:
+    """The brokers' disk capacities (DescribeLogDirs), next to the samples (collect/capacity.py)."""
+    from kafka_balancer.collect.capacity import read_disk_capacity, write_capacity_file
+
+    with quiet_kafka_logs():
+        brokers = sorted(int(b["broker_id"]) for b in admin.describe_cluster()["brokers"])
+    disk, dirs = read_disk_capacity(admin, brokers)
+    if disk:
+        write_capacity_file(out_dir, cluster, disk, dirs)
+
+
 def collect(opt: CollectOptions, say: Callable[[str], None] | None = None) -> CollectResult:
     if opt.rounds is None and opt.duration_s is None:
         raise InputError("collect needs --rounds or --duration (or run it until Ctrl-C with --forever)")
     say = say or (lambda m: print(m, file=sys.stderr))
-    admin = connect_admin(opt.bootstrap, timeout_s=opt.timeout_s)
+    admin = connect_admin(opt.bootstrap, timeout_s=opt.timeout_s, security=opt.security)
+    if opt.security is not None:
+        from kafka_balancer.security.acl import COLLECT_CLUSTER, require_cluster
+
+        require_cluster(admin, COLLECT_CLUSTER, "collect", opt.security.who)
     if opt.file_format not in ("jsonl", "parquet"):
         raise InputError(f"unknown sample file format {opt.file_format!r}", hint="use jsonl or parquet")
     files: SampleFileWriter | SampleParquetWriter = (
         SampleFileWriter(opt.out_dir) if opt.file_format == "jsonl" else SampleParquetWriter(opt.out_dir))
-    topic = SampleTopicWriter(opt.bootstrap, opt.topic, admin) if opt.topic else None
+    topic = SampleTopicWriter(opt.bootstrap, opt.topic, admin, security=opt.security) if opt.topic else None
+    _write_capacity(admin, opt.out_dir, opt.cluster)
     res = CollectResult()
     t_start = time.monotonic()
     try:

@@ -21,6 +21,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from kafka_balancer.files.outputs import replacing
+
 DEFAULT_TOPIC = "__kafka_balancer_samples"
 
 
@@ -38,8 +40,15 @@ class SampleFileWriter:
             raise ValueError("a round has at least one record")
         if self._path is None or self._rounds_in_file >= self.rounds_per_file:
             self.out_dir.mkdir(parents=True, exist_ok=True)
-            self._path = self.out_dir / f"samples-{records[0]['ts']}-{self._seq:04d}.jsonl"
-            self._seq += 1
+            while True:  # a new file, never one that was there before (a name taken moves on to the next seq)
+                path = self.out_dir / f"samples-{records[0]['ts']}-{self._seq:04d}.jsonl"
+                self._seq += 1
+                try:
+                    with path.open("xb"):
+                        break
+                except FileExistsError:
+                    continue
+            self._path = path
             self._rounds_in_file = 0
             self.files.append(self._path)
         with self._path.open("ab") as f:
@@ -97,9 +106,9 @@ class SampleParquetWriter:
             d = self.out_dir / "parquet" / rtype
             d.mkdir(parents=True, exist_ok=True)
             name = f"samples-{self._first_ts}-{self._seq:04d}.parquet"
-            tmp = d / f".{name}.tmp"
-            pq.write_table(pa.Table.from_pylist(rows, schema=_arrow_schema(rtype)), tmp, compression="snappy")
-            tmp.rename(d / name)
+            # written under a unique dot-name ending .tmp (no reader takes it), then renamed into place
+            with replacing(d / name, "--out", suffix=".tmp") as tmp:
+                pq.write_table(pa.Table.from_pylist(rows, schema=_arrow_schema(rtype)), tmp, compression="snappy")
             self.files.append(d / name)
             rows.clear()
         self._seq += 1
@@ -113,7 +122,7 @@ class SampleParquetWriter:
 class SampleTopicWriter:
     """Produce each record to a topic, keyed ``<cluster>|<type>`` (created if missing)."""
 
-    def __init__(self, bootstrap: str, topic: str = DEFAULT_TOPIC, admin: Any = None) -> None:
+    def __init__(self, bootstrap: str, topic: str = DEFAULT_TOPIC, admin: Any = None, security: Any = None) -> None:
         from kafka.admin import NewTopic
         from kafka.errors import TopicAlreadyExistsError
 
@@ -124,7 +133,9 @@ class SampleTopicWriter:
             n = len(admin.describe_cluster()["brokers"])
             with contextlib.suppress(TopicAlreadyExistsError):
                 admin.create_topics([NewTopic(topic, 1, min(3, max(1, n)))])
-        self.producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=50, acks="all")
+        from kafka_balancer.security.clients import kafka_kwargs
+
+        self.producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=50, acks="all", **kafka_kwargs(security))
 
     def write_round(self, records: Sequence[dict[str, Any]]) -> None:
         for r in records:

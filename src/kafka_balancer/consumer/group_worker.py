@@ -20,8 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from kafka import ConsumerRebalanceListener, KafkaConsumer
+from kafka_balancer.collect.admin import connect_admin
 from kafka_balancer.consumer.kafka_adapter import LoadAwareAssignor, keep_join_pending
 from kafka_balancer.consumer.loads import LiveLoads
+from kafka_balancer.errors import BalancerError
+from kafka_balancer.security.clients import kafka_kwargs
+from kafka_balancer.security.option import add_command_config, settings_from_args
 
 
 class _Log(ConsumerRebalanceListener):  # type: ignore[misc]
@@ -49,11 +53,14 @@ def err_path(out: Path) -> Path:
 
 
 def spawn(bootstrap: str, group: str, topic: str, out: Path, strategy: str,
-          extra: Sequence[str] = ()) -> subprocess.Popen[bytes]:
-    """Start a worker process (6 s session, 1 s heartbeat) writing to ``out``; ``extra`` are more flags."""
+          extra: Sequence[str] = (), command_config: Path | None = None) -> subprocess.Popen[bytes]:
+    """Start a worker process (6 s session, 1 s heartbeat) writing to ``out``; ``extra`` are more flags;
+    ``command_config``: a client.properties for a secured cluster (the path is passed, never its content)."""
     cmd = [sys.executable, "-m", "kafka_balancer.consumer.group_worker", "--bootstrap", bootstrap, "--group", group,
            "--topic", topic, "--out", str(out), "--strategy", strategy, "--session-ms", "6000",
            "--heartbeat-ms", "1000", *extra]
+    if command_config is not None:
+        cmd += ["--command-config", str(command_config)]
     with open(err_path(out), "w") as err:
         return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
 
@@ -87,17 +94,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--live-loads", action="store_true")
     p.add_argument("--log-level", default="WARNING", help="Python logging level on stderr (DEBUG shows kafka-python's "
                    "group protocol)")
+    add_command_config(p)
     args = p.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s.%(msecs)03d %(threadName)s %(name)s %(levelname)s %(message)s",
                         datefmt="%H:%M:%S")
-    loads = LiveLoads(args.bootstrap, args.group, [args.topic], interval_s=2.0) if args.live_loads else None
+    try:
+        security = settings_from_args(args)
+        if security is not None:  # fail with one line on bad settings, before the consumer retries forever
+            connect_admin(args.bootstrap, timeout_s=15.0, security=security).close()
+    except BalancerError as exc:
+        print(exc.render(), file=sys.stderr)
+        return exc.exit_code
+    loads = (LiveLoads(args.bootstrap, args.group, [args.topic], interval_s=2.0, security=security)
+             if args.live_loads else None)
     assignor = LoadAwareAssignor(args.strategy, protocol=args.protocol, loads=loads, capacity=args.capacity)
     consumer = KafkaConsumer(
         bootstrap_servers=args.bootstrap, group_id=args.group, enable_auto_commit=False,
         auto_offset_reset="earliest", partition_assignment_strategy=[assignor],
         session_timeout_ms=args.session_ms, heartbeat_interval_ms=args.heartbeat_ms,
-        client_id=f"worker-{args.out.rsplit('/', 1)[-1]}",
+        client_id=f"worker-{args.out.rsplit('/', 1)[-1]}", **kafka_kwargs(security),
     )
     keep_join_pending(consumer)
     stop = {"flag": False}

@@ -88,10 +88,10 @@ class LiveLoads:
     """``rate + lag / horizon_s`` per partition, refreshed every ``interval_s`` in the background."""
 
     def __init__(self, bootstrap: str, group: str, topics: Iterable[str], *, interval_s: float = 2.0,
-                 horizon_s: float = 30.0, start: bool = True) -> None:
+                 horizon_s: float = 30.0, start: bool = True, security: Any = None) -> None:
         from kafka_balancer.collect.admin import connect_admin
 
-        self.admin = connect_admin(bootstrap, client_id=f"kafka-balancer-loads-{group}")
+        self.admin = connect_admin(bootstrap, client_id=f"kafka-balancer-loads-{group}", security=security)
         self.group = group
         self.topics = sorted(set(topics))
         self.interval_s = interval_s

@@ -29,12 +29,14 @@ class KafkaAdapter:
         self._reconnect = reconnect
 
     @classmethod
-    def connect(cls, bootstrap: str, timeout_s: float | None = None) -> KafkaAdapter:
-        """An adapter on a fresh admin client, able to replace it after repeated connection errors."""
-        from kafka_balancer.collect.admin import connect_admin
+    def connect(cls, bootstrap: str, timeout_s: float | None = None, security: Any = None) -> KafkaAdapter:
+        """An adapter on a fresh admin client, able to replace it after repeated connection errors.
+        ``security``: the SecuritySettings of ``--command-config`` (None: plaintext)."""
+        from kafka_balancer.collect.admin import DEFAULT_TIMEOUT_S, connect_admin
 
         def make() -> Any:
-            return connect_admin(bootstrap) if timeout_s is None else connect_admin(bootstrap, timeout_s=timeout_s)
+            return connect_admin(bootstrap, timeout_s=DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s,
+                                 security=security)
 
         return cls(make(), reconnect=make)
 

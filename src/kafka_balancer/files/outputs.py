@@ -248,8 +248,14 @@ def write_bytes(path: str | Path, data: bytes, flag: str = "--out", *, allow_std
     """Write ``data`` to ``path`` atomically (or to standard output for ``-`` when ``allow_stdout``)."""
     if allow_stdout and str(path) == STDOUT:
         sys.stdout.flush()  # what was printed before comes first
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        out = sys.stdout.buffer
+        view = memoryview(data)
+        while view:  # a pipe may take part of a large write: a reader that went away then shows as EPIPE
+            n = out.write(view)
+            if not n:
+                raise BrokenPipeError(32, "Broken pipe")
+            view = view[n:]
+        out.flush()
         return
     with replacing(path, flag) as tmp, open(tmp, "wb") as fh:
         fh.write(data)

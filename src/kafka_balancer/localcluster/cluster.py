@@ -25,11 +25,11 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs
 from kafka_balancer.errors import ClusterError, InputError
-from kafka_balancer.localcluster import processes
+from kafka_balancer.localcluster import processes, secure
 from kafka_balancer.localcluster.spec import (
     JMX_EXPORTER_CONFIG,
     LOG4J2_CONFIG,
@@ -43,6 +43,9 @@ from kafka_balancer.localcluster.spec import (
 )
 from kafka_balancer.model.fileio import read_input_bytes
 from kafka_balancer.validate.local_state import LocalState, parse_local_state
+
+if TYPE_CHECKING:
+    from kafka_balancer.security.settings import SecuritySettings
 
 STATE_FILE = "cluster.json"
 DEFAULT_BASE_PORT = 19092
@@ -121,8 +124,8 @@ class LocalCluster:
 
     def _adopt(self, stored_state: LocalState, spec: ClusterSpec | None) -> None:
         stored = stored_state.spec
-        if spec is not None and (spec.brokers, spec.controllers, spec.brokers_per_host) != (
-            stored.brokers, stored.controllers, stored.brokers_per_host
+        if spec is not None and (spec.brokers, spec.controllers, spec.brokers_per_host, spec.security) != (
+            stored.brokers, stored.controllers, stored.brokers_per_host, stored.security
         ):
             self._pending_spec = spec
         self.spec = stored if spec is None else replace(stored, heap_mb=spec.heap_mb)
@@ -189,12 +192,29 @@ class LocalCluster:
     def status(self) -> list[NodeStatus]:
         return [NodeStatus(n, self.pids.get(n.node_id), self.is_running(n.node_id)) for n in self.nodes]
 
-    def admin(self, timeout_s: float = 15.0) -> Any:
+    @property
+    def secured(self) -> bool:
+        return self.spec.security != "plaintext"
+
+    def client_properties(self, user: str = "admin") -> Path | None:
+        """The ``client.properties`` of ``admin`` or ``reader`` of a secured cluster (None if plaintext)."""
+        return self.state_dir / f"{user}.properties" if self.secured else None
+
+    def security(self, user: str = "admin") -> SecuritySettings | None:
+        """The security settings of ``user`` (None for a plaintext cluster)."""
+        path = self.client_properties(user)
+        if path is None:
+            return None
+        from kafka_balancer.security.settings import load_settings
+
+        return load_settings(path, flag=f"local cluster {user} properties")
+
+    def admin(self, timeout_s: float = 15.0, user: str = "admin") -> Any:
         """A kafka-python ``KafkaAdminClient`` on this cluster (caller closes it)."""
         if not self.exists:
             raise InputError(f"no local cluster in {self.state_dir}",
                              hint="run `kafka-balancer local-cluster up`")
-        return connect_admin(self.bootstrap, timeout_s=timeout_s)
+        return connect_admin(self.bootstrap, timeout_s=timeout_s, security=self.security(user))
 
     # ---- lifecycle --------------------------------------------------------------------------
     def up(self, fresh: bool = False, timeout_s: float = 180.0) -> float:
@@ -218,7 +238,20 @@ class LocalCluster:
             self._start_node(n, classpath, agent)
         self._write_state()
         self.wait_ready(self.broker_ids, timeout_s=max(1.0, timeout_s - (time.monotonic() - t0)))
+        if self.secured:
+            self._grant_reader()
         return time.monotonic() - t0
+
+    def _grant_reader(self) -> None:
+        from kafka_balancer.localcluster.secure import grant_reader_acls
+
+        admin = self.admin()
+        try:
+            with quiet_kafka_logs():
+                grant_reader_acls(admin)
+        finally:
+            with quiet_kafka_logs():
+                admin.close()
 
     @staticmethod
     def _ports(n: NodeSpec) -> list[int]:
@@ -233,20 +266,26 @@ class LocalCluster:
         nodes = plan_nodes(self.spec, ports)
         shutil.rmtree(self.state_dir, ignore_errors=True)
         self.cluster_id = _new_cluster_id()
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        sec = secure.SecretsSet.new() if self.secured else None
+        tls = None
+        if sec is not None:
+            self._log(f"creating a throwaway CA and certificates ({self.spec.security})")
+            tls = secure.make_tls(self.state_dir, sec)
+            secure.write_client_files(self.state_dir, self.spec.security, tls, sec)
         for n in nodes:
             d = self.node_dir(n.node_id)
             (d / "logs").mkdir(parents=True, exist_ok=True)
-            (d / "server.properties").write_text(server_properties(self.spec, n, nodes, d / "data"))
+            extra = (secure.server_security(self.spec.security, n.is_controller, tls, sec)
+                     if sec is not None and tls is not None else None)
+            secure.write_private(d / "server.properties", server_properties(self.spec, n, nodes, d / "data", extra))
             (d / "jmx-exporter.yaml").write_text(JMX_EXPORTER_CONFIG)
             (d / "log4j2.properties").write_text(LOG4J2_CONFIG)
         self._log(f"formatting storage of {len(nodes)} nodes (cluster id {self.cluster_id})")
-        procs = [
-            subprocess.Popen(
-                storage_format_command(self.cluster_id, classpath, self.node_dir(n.node_id), self.java),
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            )
-            for n in nodes
-        ]
+        from kafka_balancer.localcluster.assignor import plugin_classpath
+
+        classpath = [*classpath, *plugin_classpath(self.spec)]  # StorageTool loads the configured assignors
+        procs = [self._format(n, classpath, sec) for n in nodes]
         for n, p in zip(nodes, procs, strict=True):
             out, _ = p.communicate()
             if p.returncode != 0:
@@ -255,14 +294,29 @@ class LocalCluster:
                     + " | ".join(out.strip().splitlines()[-3:]),
                     hint=f"see {self.node_dir(n.node_id)}; `local-cluster up --fresh` starts over",
                 )
+            (self.node_dir(n.node_id) / "format.args").unlink(missing_ok=True)
         self.nodes = nodes
         self.pids = {n.node_id: None for n in nodes}
         self._pending_spec = None
         self._write_state()
 
+    def _format(self, n: NodeSpec, classpath: list[Path], sec: secure.SecretsSet | None) -> subprocess.Popen[str]:
+        """Start ``kafka-storage format`` for one node; SCRAM users of a SASL cluster go in a 0600 argument
+        file (``java @file``), so no password shows in a process list."""
+        cmd = storage_format_command(self.cluster_id or "", classpath, self.node_dir(n.node_id), self.java)
+        if sec is not None and self.spec.security == "sasl_ssl":
+            at = cmd.index("-cp")
+            args = secure.write_private(self.node_dir(n.node_id) / "format.args",
+                                        secure.argfile(cmd[at:] + secure.scram_arguments(sec)))
+            cmd = [*cmd[:at], f"@{args}"]
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
     def _start_node(self, n: NodeSpec, classpath: list[Path], agent: Path) -> None:
         d = self.node_dir(n.node_id)
         (d / "logs").mkdir(parents=True, exist_ok=True)
+        from kafka_balancer.localcluster.assignor import plugin_classpath
+
+        classpath = [*classpath, *plugin_classpath(self.spec)]
         with (d / "logs" / "stdout.log").open("ab") as out:
             proc = subprocess.Popen(
                 jvm_command(self.spec, n, classpath, agent, d, self.java),
@@ -294,7 +348,7 @@ class LocalCluster:
                         )
                 try:
                     if admin is None:
-                        admin = connect_admin(self.bootstrap, timeout_s=5.0)
+                        admin = connect_admin(self.bootstrap, timeout_s=5.0, security=self.security())
                     with quiet_kafka_logs():
                         info = admin.describe_cluster()
                     ready = {int(b["broker_id"]) for b in info["brokers"] if not b.get("is_fenced")}
@@ -322,8 +376,8 @@ class LocalCluster:
         after it caught up with the metadata log and was unfenced, so a just-restarted broker that the
         controller still lists from before its kill does not count)."""
         try:
-            probe = connect_admin(self.node(node_id).bootstrap, timeout_s=3.0)
-        except ClusterError:
+            probe = connect_admin(self.node(node_id).bootstrap, timeout_s=3.0, security=self.security())
+        except (ClusterError, InputError):
             return False
         with quiet_kafka_logs():
             probe.close()

@@ -33,6 +33,8 @@ class ClusterSpec:
     heap_mb: int = 320
     # Extra server.properties entries, applied last (override the defaults below).
     overrides: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    # plaintext (default), ssl or sasl_ssl: see localcluster/secure.py
+    security: str = "plaintext"
 
     def validate(self) -> None:
         if self.brokers < 1:
@@ -46,6 +48,8 @@ class ClusterSpec:
             raise InputError(f"--brokers-per-host must be at least 1, got {self.brokers_per_host}")
         if self.heap_mb < 128:
             raise InputError(f"--heap-mb must be at least 128 (Kafka needs it), got {self.heap_mb}")
+        if self.security not in ("plaintext", "ssl", "sasl_ssl"):
+            raise InputError(f"--security {self.security!r} is not a mode", hint="use plaintext, ssl or sasl_ssl")
 
     @property
     def ports_needed(self) -> int:
@@ -112,10 +116,16 @@ def quorum_voters(nodes: Sequence[NodeSpec]) -> str:
     return ",".join(f"{n.node_id}@{LOOPBACK}:{n.controller_port}" for n in nodes if n.is_controller)
 
 
-def server_properties(spec: ClusterSpec, node: NodeSpec, nodes: Sequence[NodeSpec], data_dir: Path) -> str:
-    """The ``server.properties`` of one node (KRaft, plaintext, loopback only)."""
+LISTENER_NAMES = {"plaintext": "PLAINTEXT", "ssl": "SSL", "sasl_ssl": "SASL_SSL"}
+
+
+def server_properties(spec: ClusterSpec, node: NodeSpec, nodes: Sequence[NodeSpec], data_dir: Path,
+                      security: dict[str, str] | None = None) -> str:
+    """The ``server.properties`` of one node (KRaft, loopback only; plaintext unless ``spec.security`` says
+    otherwise, in which case ``security`` holds the TLS/SASL/ACL entries of localcluster/secure.py)."""
     rf = min(3, spec.brokers)
-    listeners = [f"PLAINTEXT://{LOOPBACK}:{node.broker_port}"]
+    name = LISTENER_NAMES.get(spec.security, "PLAINTEXT")
+    listeners = [f"{name}://{LOOPBACK}:{node.broker_port}"]
     if node.controller_port is not None:
         listeners.append(f"CONTROLLER://{LOOPBACK}:{node.controller_port}")
     props: dict[str, str] = {
@@ -123,7 +133,7 @@ def server_properties(spec: ClusterSpec, node: NodeSpec, nodes: Sequence[NodeSpe
         "node.id": str(node.node_id),
         "controller.quorum.voters": quorum_voters(nodes),
         "listeners": ",".join(listeners),
-        "advertised.listeners": f"PLAINTEXT://{LOOPBACK}:{node.broker_port}",
+        "advertised.listeners": f"{name}://{LOOPBACK}:{node.broker_port}",
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
@@ -151,8 +161,13 @@ def server_properties(spec: ClusterSpec, node: NodeSpec, nodes: Sequence[NodeSpe
         "log.segment.bytes": str(16 * 1024 * 1024),
         "log.retention.check.interval.ms": "60000",
     }
+    props.update(security or {})
     for k, v in spec.overrides:
         props[k] = v
+    if security:  # passwords and JAAS lines: write them escaped as a properties file must be
+        from kafka_balancer.security.properties import format_properties
+
+        return format_properties(props)
     return "".join(f"{k}={v}\n" for k, v in props.items())
 
 
@@ -170,6 +185,9 @@ includeObjectNames:
   - "kafka.server:type=BrokerTopicMetrics,name=ReplicationBytesInPerSec"
   - "kafka.server:type=BrokerTopicMetrics,name=ReplicationBytesOutPerSec"
   - "java.lang:type=OperatingSystem"
+  - "kafka.log:type=Log,name=Size,*"
+  - "kafka.log:type=Log,name=LogEndOffset,*"
+  - "kafka.log:type=Log,name=LogStartOffset,*"
 rules:
   - pattern: "kafka.server<type=BrokerTopicMetrics, \\
       name=(BytesInPerSec|BytesOutPerSec|MessagesInPerSec), topic=(.+)><>Count"
@@ -184,6 +202,13 @@ rules:
   - pattern: 'java.lang<type=OperatingSystem><>AvailableProcessors'
     name: os_available_processors
     type: GAUGE
+  # per-replica log gauges, for history read back from Prometheus (collect --prometheus)
+  - pattern: "kafka.log<type=Log, name=(Size|LogEndOffset|LogStartOffset), topic=(.+), partition=(.+)><>Value"
+    name: kafka_log_log_$1
+    type: GAUGE
+    labels:
+      topic: "$2"
+      partition: "$3"
 """
 
 LOG4J2_CONFIG = """\

@@ -70,9 +70,11 @@ def check_kafka_source(bootstrap: str, topic: str = DEFAULT_TOPIC, timeout_s: fl
 
 
 def kafka_source(spark: SparkSession, bootstrap: str, topic: str = DEFAULT_TOPIC,
-                 max_offsets: int | None = None) -> Source:
+                 max_offsets: int | None = None, options: dict[str, str] | None = None) -> Source:
+    """``options``: more source options, e.g. the ``kafka.*`` security settings (security/clients.py)."""
     def make() -> DataFrame:
         r = (spark.readStream.format("kafka")
+             .options(**(options or {}))
              .option("kafka.bootstrap.servers", bootstrap)
              .option("subscribe", topic)
              .option("startingOffsets", "earliest")

@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
                      f"{spec.consumers} consumers, {spec.partitions} partitions (Zipf {spec.skew}), "
                      f"utilisation {spec.utilisation}")
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2) + b"\n")
+        write_bytes("-", orjson.dumps(rows, option=orjson.OPT_INDENT_2) + b"\n", "--json", allow_stdout=True)
         return 0
     print(md)
     lat = compare(rows, "paper/eager", "range/eager")

@@ -23,6 +23,9 @@ from typing import Any
 
 from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs
 from kafka_balancer.errors import ClusterError
+from kafka_balancer.security.acl import check_workload_rights
+from kafka_balancer.security.clients import kafka_kwargs
+from kafka_balancer.security.settings import SecuritySettings
 from kafka_balancer.sim.workload import KeyChooser, WorkloadSpec, message_size
 
 TICK_S = 0.05
@@ -48,8 +51,10 @@ class WorkloadResult:
 class _GroupReader:
     """One consumer group: ``members`` consumer threads sharing a set of seen offsets."""
 
-    def __init__(self, bootstrap: str, group: str, topics: tuple[str, ...], members: int) -> None:
+    def __init__(self, bootstrap: str, group: str, topics: tuple[str, ...], members: int,
+                 security: SecuritySettings | None = None) -> None:
         self.bootstrap, self.group, self.topics = bootstrap, group, topics
+        self.security = security
         self.seen: dict[str, set[tuple[int, int]]] = defaultdict(set)
         self.lock = threading.Lock()
         self.stop = threading.Event()
@@ -69,7 +74,8 @@ class _GroupReader:
             with quiet_kafka_logs():
                 c = KafkaConsumer(*self.topics, bootstrap_servers=self.bootstrap, group_id=self.group,
                                   auto_offset_reset="earliest", enable_auto_commit=True,
-                                  auto_commit_interval_ms=1000, client_id=f"kb-workload-{self.group}")
+                                  auto_commit_interval_ms=1000, client_id=f"kb-workload-{self.group}",
+                                  **kafka_kwargs(self.security))
             # the topics were usually created a moment ago: the rebalance their metadata triggers must finish
             keep_join_pending(c)
         except Exception as exc:
@@ -99,8 +105,10 @@ class _GroupReader:
 
 class WorkloadRunner:
     def __init__(self, bootstrap: str, spec: WorkloadSpec, seed: int = 0, duration_s: float = 60.0,
-                 drain_timeout_s: float = 60.0, progress: bool = True, connect_timeout_s: float = 15.0) -> None:
+                 drain_timeout_s: float = 60.0, progress: bool = True, connect_timeout_s: float = 15.0,
+                 security: SecuritySettings | None = None) -> None:
         self.bootstrap = bootstrap
+        self.security = security
         self.spec = spec
         self.seed = seed
         self.duration_s = duration_s
@@ -119,12 +127,15 @@ class WorkloadRunner:
         from kafka.admin import NewTopic
         from kafka.errors import TopicAlreadyExistsError
 
-        admin = connect_admin(self.bootstrap, self.connect_timeout_s)
+        admin = connect_admin(self.bootstrap, self.connect_timeout_s, security=self.security)
         try:
             with quiet_kafka_logs():
                 have = set(admin.list_topics())
                 new = [NewTopic(t.name, t.partitions, t.replication) for t in self.spec.topics
                        if t.name not in have]
+                if self.security is not None:
+                    check_workload_rights(admin, [t.name for t in self.spec.topics if t.name in have], new,
+                                          self.security.who)
                 if new:
                     with contextlib.suppress(TopicAlreadyExistsError):
                         admin.create_topics(new)
@@ -138,7 +149,8 @@ class WorkloadRunner:
     def run(self) -> WorkloadResult:
         """Blocking: create topics, start consumers, backlog, timed production, drain."""
         self.create_topics()
-        readers = [_GroupReader(self.bootstrap, g.group, g.topics, g.members) for g in self.spec.groups]
+        readers = [_GroupReader(self.bootstrap, g.group, g.topics, g.members, self.security)
+                   for g in self.spec.groups]
         for r in readers:
             r.start()
         t0 = time.monotonic()
@@ -213,7 +225,8 @@ class WorkloadRunner:
             try:
                 producer = KafkaProducer(bootstrap_servers=self.bootstrap, acks="all", enable_idempotence=True,
                                          linger_ms=20, retries=2**31 - 1, request_timeout_ms=30000,
-                                         delivery_timeout_ms=300000, client_id="kb-workload")
+                                         delivery_timeout_ms=300000, client_id="kb-workload",
+                                         **kafka_kwargs(self.security))
             except Exception as exc:
                 raise ClusterError(f"workload producer cannot connect to {self.bootstrap}: {exc}") from exc
         try:

@@ -64,6 +64,7 @@ def local_state_from_dict(doc: dict[str, Any], source: str) -> LocalState:
                                  1, 10_000),
         heap_mb=integer(field(s, "heap_mb", f"{source}: spec"), f"{source}: spec.heap_mb", 128, 1 << 20),
         overrides=tuple(overrides),
+        security=_security(s.get("security", "plaintext"), f"{source}: spec.security"),
     )
     nodes: list[NodeSpec] = []
     pids: dict[int, int | None] = {}
@@ -90,3 +91,10 @@ def local_state_from_dict(doc: dict[str, Any], source: str) -> LocalState:
         pid = n.get("pid")
         pids[nid] = None if pid is None else integer(pid, f"{where}: pid", 1, PID_MAX)
     return LocalState(cluster_id, spec, tuple(nodes), pids)
+
+
+def _security(value: object, where: str) -> str:
+    """``plaintext`` (also for state files written before secured clusters existed), ``ssl`` or ``sasl_ssl``."""
+    if value not in ("plaintext", "ssl", "sasl_ssl"):
+        raise InputError(f"{where} is {shown(value)}; it must be plaintext, ssl or sasl_ssl")
+    return str(value)
