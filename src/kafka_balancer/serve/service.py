@@ -66,8 +66,9 @@ class ModelState:
 class Service:
     def __init__(self, cfg: ServeConfig, *, metrics_urls: Mapping[int, str] | None = None,
                  hosts: Mapping[int, str] | None = None, say: Callable[[str], None] | None = None,
-                 model_source: str = "pipeline") -> None:
+                 model_source: str = "pipeline", security: Any = None) -> None:
         self.cfg = cfg
+        self.security = security  # SecuritySettings of --command-config (None: plaintext); never logged
         self.say = say or (lambda m: None)
         self.model_source = model_source
         self.lock = threading.RLock()
@@ -98,7 +99,8 @@ class Service:
         self.bootstrap = cfg.bootstrap or ""
         self.runner = ExecutionRunner(self.bootstrap, cfg.journal_path,
                                       ExecOptions(throttle=cfg.throttle, progress=False, poll_s=1.0),
-                                      on_done=self._execution_done, say=lambda m: self._event("executor", m))
+                                      on_done=self._execution_done, say=lambda m: self._event("executor", m),
+                                      security=security)
         self._metrics_urls = dict(metrics_urls or {})
         self._hosts = dict(hosts or {})
         self._stop = threading.Event()
@@ -144,7 +146,7 @@ class Service:
 
         self.cfg.state_dir.mkdir(parents=True, exist_ok=True)
         self.sampler = sampler or Sampler(self.bootstrap, self.cfg.state_dir / "samples", self._metrics_urls,
-                                          self._hosts)
+                                          self._hosts, security=self.security)
         self.pipeline = pipeline if pipeline is not None else (
             PipelineModel(self.cfg.state_dir / "samples", self.cfg.window_s, self.cfg.windows, self.cfg.capacity)
             if self.model_source == "pipeline" else None)
