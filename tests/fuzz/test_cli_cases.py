@@ -61,6 +61,7 @@ SC = ["simulate", "cluster", "--preset", "paper", "--out", "{d}/o/g.json"]
 SK = ["simulate", "consumers", "--out", "{d}/o/sc"]
 EX = ["execute", "--plan", "{d}/plan.json", "--bootstrap", CLOSED]
 COL = ["collect", "--bootstrap", CLOSED, "--rounds", "1", "--out", "{d}/o/s"]
+PROM = ["collect", "--bootstrap", CLOSED, "--out", "{d}/o/s", "--prometheus", "http://127.0.0.1:1"]
 WL = ["workload", "--bootstrap", CLOSED]
 ADV = ["consumers", "advise", "--group", "g", "--bootstrap", CLOSED]
 LOC = ["group", "locate", "--group", "g"]
@@ -111,6 +112,7 @@ CASES: list[C] = [
     ([*PLAN_ARGS, "--out", "{d}/o/p.json", "--max-moves", "-1"], 2, "--max-moves"),
     ([*PLAN_ARGS, "--out", "{d}/o/p.json", "--max-bytes", "lots"], 2, "--max-bytes 'lots' is not a size"),
     ([*PLAN_ARGS, "--out", "{d}/o/p.json", "--goals", "nosuch"], 2, "--goals"),
+    ([*PLAN_ARGS, "--out", "{d}/o/p.json", "--exact-nodes", "-1"], 2, "--exact-nodes must be"),
     # assign
     (["assign", "--input", "{d}/fifo", "--strategy", "paper"], 2, "--input {d}/fifo is a named pipe"),
     (["assign", "--input", "{d}/latin1.json", "--strategy", "paper"], 2,
@@ -149,6 +151,11 @@ CASES: list[C] = [
     ([*COL, "--hosts", "1=a,1=b"], 2, "--hosts: broker 1 is given twice"),
     ([*COL, "--topic", ""], 2, "--topic is empty"),
     ([*COL, "--timeout", "-1"], 2, "--timeout"),
+    ([*PROM[:-2], "ftp://x", "--since", "1h"], 2, "--prometheus 'ftp://x' is not an http(s) URL"),
+    ([*PROM[:-2], "http://user:pw@h:9090", "--since", "1h"], 2, "--prometheus"),
+    (["collect", "--bootstrap", CLOSED, "--out", "{d}/o/s", "--since", "1h"], 2, "--since and --prometheus-mapping"),
+    ([*PROM, "--since", "1e9"], 2, "--since 1e9 is longer than 30 days"),
+    ([*PROM, "--since", "1h", "--prometheus-mapping", "{d}/fifo"], 2, "--prometheus-mapping {d}/fifo is a named pipe"),
     # workload
     (["workload", "--bootstrap", "[::1"], 2, "bad --bootstrap"),
     (["workload", "--local-cluster", "{d}/regular"], 2, "regular"),
@@ -280,6 +287,7 @@ CASES: list[C] = [
     ([*SNAP_ARGS, "--master", ""], 1, "--master"),
     ([*SNAP_ARGS, "--driver-memory", "0g"], 1, "--driver-memory"),
     (["pipeline", "--from-kafka", "nohost", "--out-dir", "{d}/o/pk"], 2, "bad --from-kafka 'nohost'"),
+    ([*PK, "--publish-loads", "h:0"], 2, "bad --publish-loads 'h:0'"),
     ([*PK, "--topic", ""], 2, "--topic is empty"),
     (["pipeline", "--from-kafka", CLOSED, "--out-dir", "{d}/regular"], 2, "--out-dir {d}/regular is a file"),
     ([*PK, "--state", "{d}/regular"], 2, "--state {d}/regular is a file"),

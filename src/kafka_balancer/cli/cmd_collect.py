@@ -9,7 +9,7 @@ from typing import Any
 
 from kafka_balancer.cli.options import bootstrap, check_output_dir, duration, integer, text, timeout
 from kafka_balancer.security.option import add_command_config, settings_from_args
-from kafka_balancer.validate.values import http_url, parse_id_map
+from kafka_balancer.validate.values import http_url, parse_http_url, parse_id_map
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--include-internal", action="store_true", help="also sample topics starting with __")
     p.add_argument("--timeout", type=timeout(), default=15.0,
                    help="seconds to wait for the cluster (default 15)")
-    p.add_argument("--prometheus", metavar="URL",
+    p.add_argument("--prometheus", metavar="URL", type=lambda s: parse_http_url(s, "--prometheus"),
                    help="read the metrics history from this Prometheus server instead of scraping the brokers "
                    "(with --since; --interval is then the step between rounds); docs/prometheus.md")
     p.add_argument("--since", type=duration("--since"), help="with --prometheus: how much history to read, e.g. 6h")
@@ -99,6 +99,10 @@ def _run_prometheus(args: argparse.Namespace, bootstrap: str, metrics: dict[int,
                          hint="e.g. collect --prometheus http://127.0.0.1:9090 --since 6h --bootstrap HOST:PORT")
     if not args.since:
         raise InputError("--prometheus needs --since, the span of history to read", hint="e.g. --since 6h")
+    if args.prometheus_mapping is not None:
+        from kafka_balancer.files.inputs import check_input_file
+
+        check_input_file(args.prometheus_mapping, "--prometheus-mapping", "a JSON file of metric names")
     if args.rounds or args.duration or args.topic:
         raise InputError("--rounds, --duration and --topic are for live collection, not with --prometheus",
                          hint="the span is --since; --interval is the step between rounds")

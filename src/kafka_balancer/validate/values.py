@@ -23,8 +23,8 @@ from kafka_balancer.errors import InputError
 __all__ = [
     "INT32_MAX", "MAX_DURATION_S", "MAX_SIZE", "MAX_TIMEOUT_S", "SEED_MAX", "InputError", "check_text", "http_url",
     "parse_bootstrap", "parse_broker_ids", "parse_duration_s", "parse_float", "parse_float_list", "parse_fraction",
-    "parse_host_port", "parse_id_map", "parse_int", "parse_int_list", "parse_regex", "parse_seed", "parse_size",
-    "parse_timeout_s",
+    "parse_host_port", "parse_http_url", "parse_id_map", "parse_int", "parse_int_list", "parse_regex", "parse_seed",
+    "parse_size", "parse_timeout_s",
 ]
 
 INT32_MAX = 2**31 - 1
@@ -286,6 +286,21 @@ def parse_id_map(text: str, flag: str, *, value: Callable[[int, str], str] | Non
         v = check_text(v.strip(), flag)
         out[bid] = value(bid, v) if value else v
     return out
+
+
+def parse_http_url(text: str, flag: str) -> str:
+    """An ``http(s)://host[:port][/path]`` URL (the host and an optional port checked like a bootstrap)."""
+    hint = f"e.g. {flag} http://127.0.0.1:9090"
+    t = check_text(text.strip(), flag)
+    scheme, sep, rest = t.partition("://")
+    if not sep or scheme.lower() not in ("http", "https"):
+        raise InputError(f"{flag} {_shown(text)} is not an http(s) URL", hint=hint)
+    netloc = rest.split("/", 1)[0]
+    if not netloc or "@" in netloc:
+        raise InputError(f"{flag} {_shown(text)} has no host (credentials do not belong in the URL)", hint=hint)
+    if ":" in netloc and not (netloc.startswith("[") and netloc.endswith("]")):  # a port given
+        parse_host_port(netloc, flag, whole=text)
+    return t
 
 
 def http_url(flag: str) -> Callable[[int, str], str]:
