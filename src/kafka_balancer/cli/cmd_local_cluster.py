@@ -37,6 +37,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--security", choices=("plaintext", "ssl", "sasl_ssl"), default="plaintext",
                    help="up: plaintext (default); ssl (mutual TLS, ACLs on) or sasl_ssl (SCRAM over TLS, ACLs on): "
                    "writes admin.properties and reader.properties for --command-config (docs/security.md)")
+    p.add_argument("--assignor", action="store_true",
+                   help="up: run our server-side consumer assignor: its jar on the brokers' classpath and "
+                   "group.consumer.assignors=uniform,range,<ours> (clients pick it with "
+                   "group.remote.assignor=kafka-balancer)")
     p.add_argument("--fresh", action="store_true", help="up: wipe an existing cluster in --state-dir first")
     p.add_argument("--wipe", action="store_true", help="down: also delete the state dir (data and logs)")
     p.add_argument("--timeout", type=timeout(), default=180.0,
@@ -65,6 +69,10 @@ def run(args: argparse.Namespace) -> int:
         spec = ClusterSpec(brokers=args.brokers, controllers=args.controllers,
                            brokers_per_host=args.brokers_per_host, heap_mb=args.heap_mb,
                            security=args.security)
+        if args.assignor:
+            from kafka_balancer.localcluster.assignor import with_assignor
+
+            spec = with_assignor(spec)
         if args.base_port is not None:
             from kafka_balancer.localcluster.spec import ports_from_base
 
@@ -77,6 +85,12 @@ def run(args: argparse.Namespace) -> int:
                      f"local-cluster up with {args.brokers} brokers of --heap-mb {args.heap_mb}",
                      hint="use fewer --brokers or a smaller --heap-mb")
         cluster = LocalCluster(args.state_dir, spec, base_port=args.base_port, log=say)
+        if args.assignor and not args.fresh and cluster.exists:
+            from kafka_balancer.localcluster.assignor import uses_plugin
+
+            if not uses_plugin(cluster.spec):
+                raise InputError(f"the cluster in {args.state_dir} was created without --assignor",
+                                 hint="add --fresh to recreate it with the assignor (its data is wiped)")
         secs = cluster.up(fresh=args.fresh, timeout_s=args.timeout)
         say(f"local cluster ready in {secs:.1f} s: {len(cluster.nodes)} brokers")
         if cluster.secured:

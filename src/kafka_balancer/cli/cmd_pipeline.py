@@ -11,10 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from kafka_balancer.cli.options import bootstrap, check_output_dir, check_output_file, duration_text, integer, text
+from kafka_balancer.collect.capacity import add_to_report, describe_sources
 from kafka_balancer.errors import InputError
 from kafka_balancer.files.inputs import check_input_dir, check_input_file
 from kafka_balancer.files.outputs import distinct_outputs, refuse_overlap
-from kafka_balancer.pipeline.cli_common import add_window_options, config_from_args, spark_from_args, summary_lines
+from kafka_balancer.pipeline.cli_common import (
+    add_window_options,
+    capacities_from_args,
+    config_from_args,
+    spark_from_args,
+    summary_lines,
+)
 from kafka_balancer.security.option import add_command_config, settings_from_args
 
 
@@ -39,6 +46,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--max-polls", type=integer("--max-polls", maximum=10**9), default=None,
                    help="streaming: stop after this many polls")
     add_command_config(p)
+    p.add_argument("--publish-loads", type=bootstrap("--publish-loads"), default=None, metavar="BOOTSTRAP",
+                   help="also publish each snapshot's per-partition loads to __kafka_balancer_partition_loads "
+                   "on this cluster (read by the broker-side assignor kafka-balancer)")
     p.set_defaults(func=run)
 
 
@@ -51,6 +61,10 @@ def add_batch_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "publish_loads", None):
+        from kafka_balancer.collect.admin import check_bootstrap
+
+        check_bootstrap(args.publish_loads)  # a bad address fails now, not after the Spark job
     if args.from_kafka:
         return run_streaming(args)
     return run_batch_cli(args)
@@ -105,8 +119,20 @@ def run_batch_cli(args: argparse.Namespace) -> int:
     result.release()  # everything is written; the stored tables are not needed any more
     for line in summary_lines(result.report):
         print(line)
+    _, _, cap_sources = capacities_from_args(args)
+    add_to_report(report, cap_sources)
+    print(describe_sources(cap_sources))
     print(f"snapshot: {out}  window tables: {tables}  report: {report}")
+    _publish(args, out)
     return 0
+
+
+def _publish(args: argparse.Namespace, snapshot: Path) -> None:
+    if getattr(args, "publish_loads", None):
+        from kafka_balancer.consumer.load_topic import LOADS_TOPIC, publish_snapshot
+
+        n = publish_snapshot(args.publish_loads, snapshot, settings_from_args(args))
+        print(f"published {n} partition loads to {LOADS_TOPIC} on {args.publish_loads}", flush=True)
 
 
 def run_streaming(args: argparse.Namespace) -> int:
@@ -134,6 +160,7 @@ def run_streaming(args: argparse.Namespace) -> int:
 
     def on_emit(windows: list[int]) -> None:
         print(f"windows {windows}: wrote {out / f'snapshot-{windows[-1]}.json'}", flush=True)
+        _publish(args, out / f"snapshot-{windows[-1]}.json")
 
     streaming.run_forever(spark, source, cfg, state, out, parse_duration_ms(args.lateness), poll_s, on_emit,
                           args.max_polls)

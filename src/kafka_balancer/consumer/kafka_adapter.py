@@ -12,6 +12,12 @@ SyncGroup (the client-side assignment protocol of seed 002).
   ``[COOPERATIVE]`` makes the consumer keep its partitions across JoinGroup, revoke only the ones
   missing from its new assignment, and rejoin at once when it revoked any. So ``protocol="cooperative"``
   returns round one (moving partitions withheld) and the follow-up rebalance delivers them.
+* Classic groups pick ONE protocol (assignor name) that every member supports. A member that lists
+  none of the group's (a Java or librdkafka consumer with its defaults, ``range`` and
+  ``cooperative-sticky``, joining members that list only ``kb-balanced``) is refused by the broker
+  (INCONSISTENT_GROUP_PROTOCOL) before the leader ever sees it. :func:`with_range_fallback` adds Kafka's
+  ``range`` after ours, so such a member joins; the group then runs ``range`` and the leader logs one
+  line naming the members that cannot run ours (:class:`RangeFallback`).
 * :func:`keep_join_pending` works around a kafka-python 3.0.x bug that can leave the group leader
   out of the group for good; call it on every ``KafkaConsumer`` that uses these assignors.
 
@@ -34,7 +40,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
+import orjson
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
+from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 from kafka_balancer.consumer.assignors import STRATEGIES
@@ -163,3 +171,65 @@ class LoadAwareAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
 
     def on_assignment(self, assignment: Any, generation: int) -> None:
         self.member_assignment = sorted((tp.topic, tp.partition) for tp in assignment.partitions())
+
+
+def speaks_ours(user_data: bytes | None) -> bool:
+    """True when a member's subscription ``user_data`` was written by one of our assignors."""
+    if not user_data:
+        return False
+    try:
+        doc = orjson.loads(user_data)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(doc, dict) and "kb" in doc
+
+
+class RangeFallback(AbstractPartitionAssignor):  # type: ignore[misc]
+    """Kafka's ``range``, advertised after one of our assignors so a member without ours can join.
+
+    With only ``kb-<strategy>`` advertised, a Java or librdkafka member (defaults ``range``,
+    ``cooperative-sticky``) is refused at JoinGroup (no protocol every member supports) and Kafka's
+    console consumer then exits 0 having consumed nothing, while ours keep every partition. With this
+    second choice the broker picks ``range`` for the whole group while such a member is in, our leader
+    runs it and logs ONE warning naming the members that cannot run ours; when they leave the group
+    goes back to ours. It carries our ``user_data`` so the leader can tell our members from others.
+    Eager only (kafka-python refuses to mix eager and cooperative assignors in one consumer).
+    """
+
+    name = "range"
+    version = 1
+
+    def __init__(self, preferred: LoadAwareAssignor) -> None:
+        self.preferred = preferred
+        self.last_foreign: list[str] = []
+
+    def supported_protocols(self) -> list[RebalanceProtocol]:
+        return [RebalanceProtocol.EAGER]
+
+    def metadata(self, topics: Iterable[str]) -> Any:
+        return self.preferred.metadata(topics)
+
+    def assign(self, cluster: Any, members: list[Any]) -> dict[str, Any]:
+        foreign = sorted(m.member_id for m in members if not speaks_ours(getattr(m.metadata, "user_data", None)))
+        self.last_foreign = foreign
+        if foreign:
+            log.warning("group fell back to Kafka's 'range': %d of %d member(s) cannot run %s (%s); "
+                        "partition loads are ignored until they leave or use it",
+                        len(foreign), len(members), self.preferred.name, ", ".join(foreign))
+        return dict(RangePartitionAssignor.assign(cluster, members))
+
+    def on_assignment(self, assignment: Any, generation: int) -> None:
+        self.preferred.on_assignment(assignment, generation)
+
+
+def with_range_fallback(assignor: LoadAwareAssignor) -> list[AbstractPartitionAssignor]:
+    """``partition_assignment_strategy`` for a consumer that prefers ``assignor`` but lets members
+    without it (Java, librdkafka) join, by ``range`` (see :class:`RangeFallback`).
+
+    Example:
+        >>> [a.name for a in with_range_fallback(LoadAwareAssignor("balanced"))]
+        ['kb-balanced', 'range']
+    """
+    if assignor.protocol == COOPERATIVE:
+        raise ValueError("the range fallback is eager; use it with an eager assignor")
+    return [assignor, RangeFallback(assignor)]

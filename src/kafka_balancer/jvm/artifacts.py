@@ -7,6 +7,11 @@ exporter agent; ``spark_kafka``: Spark's Kafka connector). ``kafka-balancer setu
 ``$KAFKA_BALANCER_CACHE`` or ``~/.cache/kafka-balancer``. A stamp file (the SHA-256 of the pom) marks a
 complete fetch, so later runs skip the set without starting Maven.
 
+A *built* set is one whose folder also holds Java sources (``src/main/java``; the ``assignor`` set:
+the broker-side consumer assignor). For it ``setup-jvm`` runs ``mvn package`` instead, with the build
+directory outside the source tree, and copies the jar it made into ``<cache>/<name>/``; its stamp covers
+the pom and every source file, so an edited source is rebuilt on the next ``setup-jvm``.
+
 Other code finds the jars with :func:`set_jars` (raises :class:`~kafka_balancer.errors.InputError`
 with a hint to run ``setup-jvm`` when the set is missing or stale)::
 
@@ -63,6 +68,23 @@ def pom_stamp(pom: Path) -> str:
     return hashlib.sha256(pom.read_bytes()).hexdigest()
 
 
+def is_built(aset: ArtifactSet) -> bool:
+    """True for a set built from sources in the repository (``src/main/java`` next to its pom)."""
+    return (aset.pom.parent / "src" / "main" / "java").is_dir()
+
+
+def set_stamp(aset: ArtifactSet) -> str:
+    """The stamp of a set: the pom's SHA-256, or for a built set the SHA-256 over the pom and every
+    source file (relative path and bytes, in path order)."""
+    if not is_built(aset):
+        return pom_stamp(aset.pom)
+    h = hashlib.sha256(aset.pom.read_bytes())
+    root = aset.pom.parent
+    for f in sorted(p for p in (root / "src").rglob("*") if p.is_file()):
+        h.update(b"\0" + str(f.relative_to(root)).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
 def set_dir(name: str) -> Path:
     """Where the jars of set ``name`` live (whether fetched or not)."""
     return cache_root() / name
@@ -72,7 +94,7 @@ def is_current(aset: ArtifactSet) -> bool:
     """True when the set was fetched completely from the pom as it is now."""
     stamp = set_dir(aset.name) / STAMP_FILE
     try:
-        return stamp.read_text().strip() == pom_stamp(aset.pom)
+        return stamp.read_text().strip() == set_stamp(aset)
     except OSError:
         return False
 
@@ -119,10 +141,14 @@ def fetch_set(
     scratch = target.with_name(target.name + ".partial")
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
-    cmd = [
-        mvn_bin, "-B", "-f", str(aset.pom),
-        "dependency:copy-dependencies", f"-DoutputDirectory={scratch}",
-    ]
+    built = is_built(aset)
+    if built:
+        cmd = [mvn_bin, "-B", "-f", str(aset.pom), "package", f"-Dkb.build.dir={scratch / 'build'}"]
+    else:
+        cmd = [
+            mvn_bin, "-B", "-f", str(aset.pom),
+            "dependency:copy-dependencies", f"-DoutputDirectory={scratch}",
+        ]
     t0 = time.monotonic()
     downloaded = 0
     tail: list[str] = []
@@ -140,11 +166,21 @@ def fetch_set(
         shutil.rmtree(scratch, ignore_errors=True)
         errors = [ln for ln in tail if "[ERROR]" in ln][:3] or tail[-3:]
         raise SetupError(
-            f"mvn failed (exit {rc}) fetching the {aset.name!r} artifact set ({aset.pom}): "
+            f"mvn failed (exit {rc}) {'building' if built else 'fetching'} the {aset.name!r} artifact set "
+            f"({aset.pom}): "
             + " | ".join(e.strip() for e in errors),
             hint="check network access to Maven Central, or the versions pinned in that pom.xml",
         )
-    (scratch / STAMP_FILE).write_text(pom_stamp(aset.pom) + "\n")
+    if built:
+        made = sorted((scratch / "build").glob("*.jar"))
+        if not made:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise SetupError(f"mvn package made no jar for the {aset.name!r} artifact set ({aset.pom})",
+                             hint="run `mvn -f <that pom> package` by hand to see why")
+        for jar in made:
+            shutil.copy2(jar, scratch / jar.name)
+        shutil.rmtree(scratch / "build", ignore_errors=True)
+    (scratch / STAMP_FILE).write_text(set_stamp(aset) + "\n")
     old = target.with_name(target.name + ".old")
     shutil.rmtree(old, ignore_errors=True)
     if target.exists():

@@ -282,6 +282,9 @@ class LocalCluster:
             (d / "jmx-exporter.yaml").write_text(JMX_EXPORTER_CONFIG)
             (d / "log4j2.properties").write_text(LOG4J2_CONFIG)
         self._log(f"formatting storage of {len(nodes)} nodes (cluster id {self.cluster_id})")
+        from kafka_balancer.localcluster.assignor import plugin_classpath
+
+        classpath = [*classpath, *plugin_classpath(self.spec)]  # StorageTool loads the configured assignors
         procs = [self._format(n, classpath, sec) for n in nodes]
         for n, p in zip(nodes, procs, strict=True):
             out, _ = p.communicate()
@@ -311,6 +314,9 @@ class LocalCluster:
     def _start_node(self, n: NodeSpec, classpath: list[Path], agent: Path) -> None:
         d = self.node_dir(n.node_id)
         (d / "logs").mkdir(parents=True, exist_ok=True)
+        from kafka_balancer.localcluster.assignor import plugin_classpath
+
+        classpath = [*classpath, *plugin_classpath(self.spec)]
         with (d / "logs" / "stdout.log").open("ab") as out:
             proc = subprocess.Popen(
                 jvm_command(self.spec, n, classpath, agent, d, self.java),

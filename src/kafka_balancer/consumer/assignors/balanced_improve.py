@@ -45,11 +45,14 @@ class _Best:
             self.gain, self.cost, self.moved_load, self.p, self.q, self.b = gain, cost, moved_load, p, q, b
 
 
-def _pick(gains: FloatArray, costs: IntArray, loads: FloatArray, allow_cost: bool) -> int:
-    """Index of the best candidate (highest gain, then lowest cost, then lowest load); -1 if none."""
+def _pick(gains: FloatArray, costs: IntArray, loads: FloatArray, allow_cost: bool,
+          max_cost: float = np.inf) -> int:
+    """Index of the best candidate (highest gain, then lowest cost, then lowest load); -1 if none.
+
+    A costly candidate needs ``allow_cost`` and a cost within ``max_cost`` (what is left of the
+    budget: a swap can cost 2 when 1 move is left)."""
     ok = gains > 0
-    if not allow_cost:
-        ok &= costs <= 0
+    ok &= costs <= (max_cost if allow_cost else 0)
     if not ok.any():
         return -1
     idx = np.flatnonzero(ok)
@@ -115,7 +118,7 @@ def improve(problem: AssignmentProblem, owner: IntArray, *, budget: int | None, 
             new_max = np.maximum((La - lp) / ca, (Lb + lp) / cb)
             gains = na - new_max
             costs = (prev[pk] == a).astype(np.int64) - (prev[pk] == b).astype(np.int64)
-            i = _pick(gains, costs, lp, allow_cost)
+            i = _pick(gains, costs, lp, allow_cost, remaining)
             if i >= 0:
                 best.offer(float(gains[i]), int(costs[i]), float(lp[i]), int(pk[i]), -1, b)
             # swaps: q in b whose topic a may take
@@ -140,7 +143,7 @@ def improve(problem: AssignmentProblem, owner: IntArray, *, budget: int | None, 
                 pi = pk[srt[j]]
                 c = ((prev[pi] == a).astype(np.int64) - (prev[pi] == b).astype(np.int64)
                      + (prev[pb] == b).astype(np.int64) - (prev[pb] == a).astype(np.int64))
-                i = _pick(g, c, lps[j] + lq, allow_cost)
+                i = _pick(g, c, lps[j] + lq, allow_cost, remaining)
                 if i >= 0:
                     best.offer(float(g[i]), int(c[i]), float(lps[j][i] + lq[i]), int(pi[i]), int(pb[i]), b)
         if best.p < 0 or best.gain <= (0.0 if best.cost > 0 else min_gain):

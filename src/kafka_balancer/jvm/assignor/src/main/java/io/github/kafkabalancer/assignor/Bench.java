@@ -1,0 +1,170 @@
+package io.github.kafkabalancer.assignor;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.Set;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
+import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
+
+/**
+ * Plain timed harness: our assignor next to Kafka's {@code uniform} (UniformAssignor, from the broker's
+ * group-coordinator jar) on the same group, fresh and after 1 % of the members left (sticky round).
+ *
+ * <pre>java -cp ... io.github.kafkabalancer.assignor.Bench MEMBERS PARTITIONS TOPICS ZIPF_S REPS SEEDS</pre>
+ *
+ * For seeds 1..SEEDS, prints one JSON line per (seed, assignor, round) with min / median milliseconds
+ * over REPS runs (after 2 warm-up runs) and the max member load / lower bound under the Zipf loads.
+ */
+public final class Bench {
+    private Bench() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int members = Integer.parseInt(args[0]);
+        int partitions = Integer.parseInt(args[1]);
+        int topics = Integer.parseInt(args[2]);
+        double s = Double.parseDouble(args[3]);
+        int reps = Integer.parseInt(args[4]);
+        int seeds = Integer.parseInt(args[5]);
+        for (long seed = 1; seed <= seeds; seed++) {
+            one(members, partitions, topics, s, reps, seed);
+        }
+    }
+
+    private static void one(int members, int partitions, int topics, double s, int reps, long seed) throws Exception {
+        Random rnd = new Random(seed);
+        Uuid[] ids = new Uuid[topics];
+        int[] counts = new int[topics];
+        Map<Uuid, Integer> countMap = new HashMap<>();
+        for (int t = 0; t < topics; t++) {
+            ids[t] = StaticGroup.idOf("bench-" + t);
+            counts[t] = partitions / topics + (t < partitions % topics ? 1 : 0);
+            countMap.put(ids[t], counts[t]);
+        }
+        // Zipf loads over all partitions, ranks shuffled
+        double[] base = new double[partitions];
+        for (int i = 0; i < partitions; i++) {
+            base[i] = 1.0 / Math.pow(i + 1, s);
+        }
+        for (int i = partitions - 1; i > 0; i--) {
+            int j = rnd.nextInt(i + 1);
+            double x = base[i];
+            base[i] = base[j];
+            base[j] = x;
+        }
+        Map<Uuid, double[]> loads = new HashMap<>();
+        for (int t = 0, k = 0; t < topics; t++) {
+            loads.put(ids[t], Arrays.copyOfRange(base, k, k + counts[t]));
+            k += counts[t];
+        }
+        LoadView view = (t, p, now) -> loads.get(t)[p];
+        Set<Uuid> all = new HashSet<>(Arrays.asList(ids));
+        Map<String, StaticGroup.Sub> subs = new LinkedHashMap<>();
+        for (int m = 0; m < members; m++) {
+            subs.put(String.format("member-%06d", m), new StaticGroup.Sub(Optional.empty(), Optional.empty(), all));
+        }
+        StaticGroup fresh = new StaticGroup(subs, Map.of(), countMap, Map.of());
+        KafkaBalancerAssignor ours = new KafkaBalancerAssignor();
+        ConsumerGroupPartitionAssignor uniform = (ConsumerGroupPartitionAssignor) Class
+                .forName("org.apache.kafka.coordinator.group.assignor.UniformAssignor").getDeclaredConstructor()
+                .newInstance();
+        Map<String, GroupAssignment> first = new HashMap<>();
+        for (String name : List.of("kafka-balancer", "uniform")) {
+            ConsumerGroupPartitionAssignor a = name.equals("uniform") ? uniform : null;
+            Run r = time(() -> a == null
+                    ? ours.assignWith(fresh, fresh, view, x -> 1.0, Balanced.Options.defaults())
+                    : a.assign(fresh, fresh), reps);
+            first.put(name, r.result);
+            print(seed, name, "fresh", members, partitions, topics, s, r, quality(r.result, loads, members));
+        }
+        // sticky round: 1 % of the members leave, each assignor starts from its own previous result
+        for (String name : List.of("kafka-balancer", "uniform")) {
+            Map<String, StaticGroup.Sub> left = new LinkedHashMap<>(subs);
+            Map<String, MemberAssignment> owned = new HashMap<>(first.get(name).members());
+            List<String> names = new ArrayList<>(subs.keySet());
+            Random r2 = new Random(seed + 1);
+            for (int i = 0; i < Math.max(1, members / 100); i++) {
+                String gone = names.get(r2.nextInt(names.size()));
+                left.remove(gone);
+                owned.remove(gone);
+            }
+            StaticGroup g = new StaticGroup(left, owned, countMap, Map.of());
+            ConsumerGroupPartitionAssignor a = name.equals("uniform") ? uniform : null;
+            Run r = time(() -> a == null
+                    ? ours.assignWith(g, g, view, x -> 1.0, Balanced.Options.defaults())
+                    : a.assign(g, g), reps);
+            print(seed, name, "1%-left", left.size(), partitions, topics, s, r, quality(r.result, loads, left.size()));
+        }
+    }
+
+    private record Run(GroupAssignment result, double minMs, double medianMs) {
+    }
+
+    private interface Call {
+        GroupAssignment run() throws Exception;
+    }
+
+    private static Run time(Call c, int reps) throws Exception {
+        GroupAssignment res = null;
+        for (int i = 0; i < 2; i++) {
+            res = c.run();
+        }
+        double[] ms = new double[reps];
+        for (int i = 0; i < reps; i++) {
+            long t0 = System.nanoTime();
+            res = c.run();
+            ms[i] = (System.nanoTime() - t0) / 1e6;
+        }
+        Arrays.sort(ms);
+        return new Run(res, ms[0], ms[reps / 2]);
+    }
+
+    /** {max/LB, assigned partitions, max-min partition count}. */
+    private static double[] quality(GroupAssignment ga, Map<Uuid, double[]> loads, int members) {
+        double total = 0;
+        double heaviest = 0;
+        for (double[] l : loads.values()) {
+            for (double x : l) {
+                total += x;
+                heaviest = Math.max(heaviest, x);
+            }
+        }
+        double max = 0;
+        int assigned = 0;
+        int minCount = Integer.MAX_VALUE;
+        int maxCount = 0;
+        for (MemberAssignment a : ga.members().values()) {
+            double sum = 0;
+            int n = 0;
+            for (Map.Entry<Uuid, Set<Integer>> e : a.partitions().entrySet()) {
+                for (int p : e.getValue()) {
+                    sum += loads.get(e.getKey())[p];
+                    n++;
+                }
+            }
+            assigned += n;
+            max = Math.max(max, sum);
+            minCount = Math.min(minCount, n);
+            maxCount = Math.max(maxCount, n);
+        }
+        double lb = Math.max(total / members, heaviest);
+        return new double[] {max / lb, assigned, maxCount - minCount};
+    }
+
+    private static void print(long seed, String name, String round, int members, int partitions, int topics, double s, Run r,
+                              double[] q) {
+        System.out.printf(java.util.Locale.ROOT,
+                "{\"seed\":%d,\"assignor\":\"%s\",\"round\":\"%s\",\"members\":%d,\"partitions\":%d,\"topics\":%d,\"zipf_s\":%.2f,"
+                        + "\"min_ms\":%.2f,\"median_ms\":%.2f,\"max_over_lb\":%.4f,\"assigned\":%d,\"count_spread\":%d}%n",
+                seed, name, round, members, partitions, topics, s, r.minMs, r.medianMs, q[0], (int) q[1], (int) q[2]);
+    }
+}
