@@ -221,11 +221,21 @@ CASES: list[C] = [
     # demo (refused before a cluster starts)
     (["demo", "--offline", "--seed", "x"], 2, "--seed must be a whole number"),
     (["demo", "--offline", "--out", "{d}/regular"], 2, "--out {d}/regular is a file, not a folder"),
-    (["demo", "--collect", "1e9"], 2, "--collect 1e9 is longer than 1 day"),
+    (["demo", "--window", "1e9"], 2, "--window 1e9 is longer than 1 h"),
     (["demo", "--scale", "0"], 2, "--scale"),
+    (["demo", "--grace", "soon"], 2, "--grace"),
+    # serve (refused before anything connects)
+    (["serve", "--model", "sizes", "--host", "127.0.0.1", "--token", "t", "--state-dir", "{d}/s", "--dry-run",
+      "--command-config", "{d}/c.properties"], 2, "serve needs a cluster"),
+    (["serve", "--bootstrap", "nohost"], 2, "--bootstrap"),
+    (["serve", "--config", "{d}/nosuch.toml"], 2, "--config {d}/nosuch.toml: no such file"),
+    (["serve", "--local-cluster", "{d}/nolc"], 2, "no local cluster in"),
+    (["serve", "--bootstrap", "h:9092", "--self-healing", "broker_failure,nope"], 2, "unknown anomaly type 'nope'"),
+    (["serve", "--bootstrap", "h:9092", "--grace", "2 minutes"], 2, "--grace"),
+    (["serve", "--bootstrap", "h:9092", "--port", "70000"], 2, "--port"),
     # fleet (refused before Spark starts)
     (["fleet", "--snapshots", "{d}/fifo"], 2, "--snapshots {d}/fifo is a named pipe"),
-    (["fleet", "--snapshots", "{d}", "--out", "{d}/o/fl"], 2, "--out {d}/o/fl lies inside the input folder"),
+    (["fleet", "--snapshots", "{d}/adir", "--out", "{d}/regular"], 2, "--out {d}/regular is a file"),
     (["fleet", "--whatif", "1000000", "--steps", "1000"], 2, "needs about"),
     ([*FW, "--thetas", "0.5,abc"], 2, "--thetas must be a finite number"),
     ([*FW, "--epss", "1"], 2, "--epss must be in (0, 1)"),
@@ -329,12 +339,12 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(autouse=True)
 def _nothing_heavy_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kafka_balancer.demo.story as demo
     import kafka_balancer.localcluster.cluster as lc
-    import kafka_balancer.localcluster.demo as demo
     import kafka_balancer.pipeline.session as session
 
     monkeypatch.setattr(lc.LocalCluster, "up", _forbid("LocalCluster.up"))
-    monkeypatch.setattr(demo, "run_demo", _forbid("run_demo"))
+    monkeypatch.setattr(demo, "run_story", _forbid("run_story"))
     monkeypatch.setattr(session, "get_spark", _forbid("get_spark"))
     monkeypatch.setenv("KAFKA_BALANCER_MEM_AVAILABLE", str(16 * 2**30))
 

@@ -99,7 +99,7 @@ CASES: list[tuple[list[str], int, str]] = [
     (["plan", "--snapshot", "{d}/s_nan.json", "--out", "{d}/o.json"], 2, "s_nan.json: not valid JSON"),
     (["plan", "--snapshot", "{d}/s_inf.json", "--out", "{d}/o.json"], 2, "s_inf.json: not valid JSON"),
     (["plan", "--snapshot", "{d}/s_brokers_obj.json", "--out", "{d}/o.json"], 2, "'brokers' must be"),
-    (["plan", "--snapshot", "{d}/s_badreplica.json", "--out", "{d}/o.json"], 2, "orders-0: replica 7"),
+    (["plan", "--snapshot", "{d}/s_badreplica.json", "--out", "{d}/o.json"], 2, "orders-0: replicas[1] is 7"),
     (["plan", "--snapshot", "{d}/s_leader.json", "--out", "{d}/o.json"], 2, "orders-0: leader 5"),
     (["plan", "--snapshot", "{d}/s_noload.json", "--out", "{d}/o.json"], 2, "orders-0: field 'load'"),
     (["plan", "--snapshot", "{d}/s_bigpart.json", "--out", "{d}/o.json"], 2, "partition is 1099511627776"),
@@ -194,7 +194,7 @@ CASES: list[tuple[list[str], int, str]] = [
     (["group", "doctor", "--config", "{d}/c_bad.properties"], 2, "session.timeout.ms='abc'"),
     (["group", "doctor", "--config", "{d}/c_neg.properties"], 2, "session.timeout.ms='-5'"),
     (["group", "doctor", "--config", "{d}/c_noeq.properties"], 2, "c_noeq.properties:1"),
-    (["group", "doctor", "--config", "{d}/c_bin.properties"], 2, "c_bin.properties is not a text file"),
+    (["group", "doctor", "--config", "{d}/c_bin.properties"], 2, "c_bin.properties is not UTF-8 text"),
     (["group", "doctor", "--config", "{d}/empty.json", "--processing-ms", "-5"], 2, "--processing-ms"),
     (["group", "doctor", "--config", "{d}/empty.json", "--per-record-ms", "inf"], 2, "--per-record-ms"),
     # simulate
@@ -217,7 +217,8 @@ CASES: list[tuple[list[str], int, str]] = [
     (["simulate", "consumers", "--out", "{d}/sc", "--heartbeat-ms", "0"], 2, "--heartbeat-ms"),
     (["simulate", "consumers", "--out", "{d}/sc", "--duration-s", "nan"], 2, "--duration-s"),
     (["simulate", "consumers", "--out", "{d}/sc", "--capacity", "0"], 2, "--capacity"),
-    (["simulate", "consumers", "--out", "{d}/sc", "--strategies", "nosuch/eager"], 2, "unknown strategy 'nosuch'"),
+    (["simulate", "consumers", "--out", "{d}/sc", "--strategies", "nosuch/eager"], 2,
+     "--strategies: unknown assignor 'nosuch'"),
     (["simulate", "consumers", "--out", "/proc/x/y"], 2, "--out /proc/x/y"),
     (["simulate", "consumers", "--out", "{d}/regular"], 2, "regular is a file"),
     # fleet (all refused before Spark starts)
@@ -269,9 +270,10 @@ CASES: list[tuple[list[str], int, str]] = [
     (["local-cluster", "up", "--state-dir", "{d}/lc", "--timeout", "nan"], 2, "--timeout"),
     (["local-cluster", "up", "--state-dir", "/proc/x/y"], 2, "--state-dir /proc/x/y"),
     # demo (live options refused before a cluster starts)
-    (["demo", "--collect", "0"], 2, "--collect"),
-    (["demo", "--collect", "nan"], 2, "--collect"),
-    (["demo", "--collect", "30"], 2, "demo --collect 30 is too short"),
+    (["demo", "--window", "0"], 2, "--window"),
+    (["demo", "--window", "nan"], 2, "--window"),
+    (["demo", "--window", "5"], 2, "demo --window 5 is too short"),
+    (["demo", "--grace", "-1"], 2, "--grace"),
     (["demo", "--scale", "-1"], 2, "--scale"),
     (["demo", "--offline", "--seed", "-1"], 2, "--seed"),
     (["demo", "--offline", "--out", "/proc/x/y"], 2, "--out /proc/x/y"),
@@ -297,12 +299,12 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(autouse=True)
 def _nothing_heavy_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kafka_balancer.demo.story as demo
     import kafka_balancer.localcluster.cluster as lc
-    import kafka_balancer.localcluster.demo as demo
     import kafka_balancer.pipeline.session as session
 
     monkeypatch.setattr(lc.LocalCluster, "up", _forbid("LocalCluster.up"))
-    monkeypatch.setattr(demo, "run_demo", _forbid("run_demo"))
+    monkeypatch.setattr(demo, "run_story", _forbid("run_story"))
     monkeypatch.setattr(session, "get_spark", _forbid("get_spark"))
 
 

@@ -72,7 +72,7 @@ BAD_CASES = [
     (
         "unknown broker",
         lambda d: d["partitions"][1].update(replicas=[1, 2, 7]),
-        "orders-1: replica 7 is not a known broker",
+        "orders-1: replicas[2] is 7, not a known broker",
     ),
     ("duplicate replica", lambda d: d["partitions"][2].update(replicas=[2, 2, 3]), "orders-2: broker 2 appears twice"),
     (
@@ -114,7 +114,7 @@ def test_cli_bad_input_exit_2_without_traceback(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text(json.dumps(_bad(lambda d: d["partitions"][1].update(replicas=[1, 9, 2]))))
     for name, needle in (
         ("broken.json", "not valid JSON"),
-        ("bad.json", "replica 9 is not a known broker"),
+        ("bad.json", "replicas[1] is 9, not a known broker"),
         ("missing.json", "no such file"),
     ):
         r = _cli("plan", "--snapshot", str(tmp_path / name), "--out", str(tmp_path / "p.json"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from kafka_balancer.cli.options import bootstrap, check_output_dir, duration, integer, text, timeout
 from kafka_balancer.security.option import add_command_config, settings_from_args
@@ -42,6 +43,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--include-internal", action="store_true", help="also sample topics starting with __")
     p.add_argument("--timeout", type=timeout(), default=15.0,
                    help="seconds to wait for the cluster (default 15)")
+    p.add_argument("--prometheus", metavar="URL",
+                   help="read the metrics history from this Prometheus server instead of scraping the brokers "
+                   "(with --since; --interval is then the step between rounds); docs/prometheus.md")
+    p.add_argument("--since", type=duration("--since"), help="with --prometheus: how much history to read, e.g. 6h")
+    p.add_argument("--prometheus-mapping", type=Path, metavar="FILE",
+                   help="JSON file overriding the default metric-name mapping (docs/prometheus.md)")
     add_command_config(p)
     p.set_defaults(func=run)
 
@@ -62,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     if not bootstrap:
         raise InputError("collect needs --bootstrap (or --local-cluster STATE_DIR)")
     security = settings_from_args(args, lc)
+    if args.prometheus or args.since or args.prometheus_mapping:
+        return _run_prometheus(args, bootstrap, metrics, hosts, security)
     interval_s, duration_s = args.interval, args.duration
     check_output_dir(args.out, "--out")
     if not metrics:
@@ -74,4 +83,34 @@ def run(args: argparse.Namespace) -> int:
     )
     res = collect(opt)
     print(f"{res.rounds} rounds, {res.records} records in {len(res.files)} file(s) under {args.out}")
+    return 0
+
+
+def _run_prometheus(args: argparse.Namespace, bootstrap: str, metrics: dict[int, str], hosts: dict[int, str],
+                    security: Any) -> int:
+    """``collect --prometheus``: history from Prometheus; the Admin API part uses ``--command-config``."""
+    import time
+
+    from kafka_balancer.collect.prometheus.history import HistoryOptions, collect_history
+    from kafka_balancer.errors import InputError
+
+    if not args.prometheus:
+        raise InputError("--since and --prometheus-mapping need --prometheus URL",
+                         hint="e.g. collect --prometheus http://127.0.0.1:9090 --since 6h --bootstrap HOST:PORT")
+    if not args.since:
+        raise InputError("--prometheus needs --since, the span of history to read", hint="e.g. --since 6h")
+    if args.rounds or args.duration or args.topic:
+        raise InputError("--rounds, --duration and --topic are for live collection, not with --prometheus",
+                         hint="the span is --since; --interval is the step between rounds")
+    check_output_dir(args.out, "--out")
+    step_ms = round(args.interval * 1000)
+    end_ms = int(time.time() * 1000)
+    res = collect_history(HistoryOptions(
+        prometheus_url=args.prometheus, bootstrap=bootstrap, out_dir=args.out,
+        start_ms=end_ms - round(args.since * 1000), end_ms=end_ms, step_ms=step_ms, cluster=args.cluster,
+        metrics_urls=metrics, hosts=hosts, mapping_path=args.prometheus_mapping,
+        include_internal=args.include_internal, timeout_s=args.timeout, file_format=args.format,
+        security=security))
+    print(f"{res.rounds} rounds, {res.records} records in {len(res.files)} file(s) under {args.out} "
+          f"(from {args.prometheus}: {res.requests} requests, {res.bytes_read / 1e6:.1f} MB)")
     return 0

@@ -13,7 +13,7 @@ from kafka_balancer.planner import plan
 from kafka_balancer.report.table import plan_table, render
 from kafka_balancer.sim.cluster import PRESETS, generate
 
-MIN_COLLECT_S = 40.0  # two of the live pipeline's 20 s windows
+MIN_WINDOW_S = 10.0  # two sampling rounds of 5 s
 
 # Seed 001, section 4.2 and figure 6: σ of the default system and of the paper's strategy.
 PAPER_SIGMA = {
@@ -27,20 +27,24 @@ PAPER_SIGMA = {
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "demo",
-        help="the whole loop on a throwaway local cluster (--offline: planner on the paper's testbed)",
-        description="Default: start a 6-broker local Kafka cluster, run a skewed workload, collect, build the "
-        "snapshot with the Spark pipeline, plan, execute, collect again, print figure 6 (σ per resource "
-        "measured on the live cluster before and after), write plots and out/demo/report.html, stop the "
+        help="the balancer service on a throwaway local cluster (--offline: planner on the paper's testbed)",
+        description="Default: start a local Kafka cluster (6 brokers and a stopped spare), start the balancer "
+        "service with self-healing on, run a workload skewed by placement and let the service rebalance it, "
+        "kill broker 6 and let it be evacuated after the grace period, start broker 7 and let it be filled; "
+        "print the service's timeline, write out/demo/report.html and the dashboard screenshot, stop the "
         "cluster. --offline: only the planner on a simulated seed-001 testbed.",
     )
     p.add_argument("--offline", action="store_true", help="no cluster: planner on the simulated paper testbed")
     p.add_argument("--seed", type=seed(), default=None,
                    help="random seed (default 0 offline, 1 live)")
     p.add_argument("--out", default=None, help="output folder (default out/ offline, out/demo live)")
-    p.add_argument("--collect", type=duration("--collect", maximum=86_400), default=60.0,
-                   help=f"live: seconds of sampling per phase (default 60, at least {MIN_COLLECT_S:g})")
+    p.add_argument("--window", type=duration("--window", maximum=3600), default=20.0,
+                   help=f"live: load-model window, e.g. 20s (default 20 s, at least {MIN_WINDOW_S:g} s)")
+    p.add_argument("--grace", type=duration("--grace", maximum=3600), default=45.0,
+                   help="live: how long a broker must be dead before the service evacuates it (default 45 s)")
     p.add_argument("--scale", type=number("--scale", maximum=1000.0), default=1.0,
                    help="live: workload rate multiplier (default 1)")
+    p.add_argument("--no-screenshot", action="store_true", help="live: skip the dashboard screenshot")
     p.set_defaults(func=run)
 
 
@@ -96,25 +100,34 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_live(args: argparse.Namespace) -> int:
+    from kafka_balancer.demo.report import timeline_lines
+    from kafka_balancer.demo.story import StoryOptions, run_story, sigma_line
     from kafka_balancer.errors import InputError
-    from kafka_balancer.localcluster.demo import FIG6_HEADERS, DemoOptions, figure6_rows, run_demo
 
-    if args.collect < MIN_COLLECT_S:
-        # Checked before anything starts: a shorter phase would only fail minutes later, at the Spark step.
-        raise InputError(f"demo --collect {args.collect:g} is too short: the pipeline builds the snapshot from "
-                         "20 s windows, and a phase shorter than two of them may leave no closed window",
-                         hint=f"use --collect {MIN_COLLECT_S:g} or more")
-
-    opt = DemoOptions(out=Path(args.out or "out/demo"), collect_s=args.collect, scale=args.scale,
-                      seed=1 if args.seed is None else args.seed)
-    res = run_demo(opt)
-    print("\nfigure 6: σ per resource measured on the live cluster, before and after execution\n")
-    print(render(FIG6_HEADERS, figure6_rows(res)))
-    ex = res.exec_report
-    print(f"\nplan: {res.plan_size} partitions; executed {ex.get('replica_moves', 0)} replica moves, "
-          f"{ex.get('leader_moves', 0)} leader changes, {ex.get('bytes_moved', 0) / 1e6:.1f} MB, "
-          f"verified={ex.get('verified')}")
-    print(f"workload: {res.workload}")
+    if args.window < MIN_WINDOW_S:
+        # Checked before anything starts: a shorter window holds fewer than two sampling rounds.
+        raise InputError(f"demo --window {args.window:g} is too short: a window must hold at least two "
+                         "5 s sampling rounds", hint=f"use --window {MIN_WINDOW_S:g} or more")
+    opt = StoryOptions(out=Path(args.out or "out/demo"), window_s=args.window, grace_s=args.grace,
+                       scale=args.scale, seed=1 if args.seed is None else args.seed,
+                       screenshot=not args.no_screenshot)
+    res = run_story(opt)
+    print("\ntimeline (from the balancer service):")
+    for line in timeline_lines(res):
+        print("  " + line)
+    print()
+    for p in res.phases:
+        ex = p.execution or {}
+        print(f"{p.name}: {'ok' if p.ok else 'FAILED'}; anomaly {(p.anomaly or {}).get('id', '-')} -> execution "
+              f"{ex.get('id', '-')}: {ex.get('partitions', 0)} partitions, "
+              f"{float(ex.get('bytes_moved') or 0) / 1e6:.1f} MB, verified={ex.get('verified')}; {sigma_line(ex)}"
+              + (f"; {p.note}" if p.note else ""))
+    w = res.workload
+    print(f"workload: produced {sum(w.get('produced', {}).values())} messages; consumed per group "
+          f"{w.get('consumed')} (expected {w.get('expected')}); failed {w.get('failed')}; "
+          f"produced = consumed: {res.produced_equals_consumed}")
     print(f"timings (s): {res.timings}")
-    print(f"report: {opt.out / 'report.html'}")
-    return 0 if ex.get("verified", True) else 1
+    if res.screenshot:
+        print(f"dashboard screenshot: {res.screenshot}")
+    print(f"report: {res.report}")
+    return 0 if res.ok else 1

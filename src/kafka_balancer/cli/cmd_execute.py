@@ -28,7 +28,6 @@ def add_connection_options(p: argparse.ArgumentParser) -> None:
 
 def _rights(adapter: Any, plan: Any, throttle: bool, security: Any) -> InputError | None:
     """The missing ACL that would stop this execution (checked before anything changes), if any."""
-    from kafka_balancer.errors import InputError
     from kafka_balancer.security.acl import check_execute_rights
 
     if plan is None:

@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("give either --snapshots DIR or --whatif N",
                          hint="e.g. kafka-balancer fleet --snapshots out/snapshots/")
     # Everything checkable offline is checked before Spark starts (that takes seconds and a JVM).
-    check_output_dir(args.out, "--out", inputs=[("--snapshots", args.snapshots)])
+    # the outputs (*.csv, *.png) are never *.json, so --out may sit inside --snapshots (`--snapshots .`)
+    check_output_dir(args.out, "--out")
     if args.snapshots is not None:
         _snapshot_files(Path(args.snapshots))
     else:

@@ -11,10 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from kafka_balancer.cli.options import bootstrap, check_output_dir, check_output_file, duration_text, integer, text
+from kafka_balancer.collect.capacity import add_to_report, describe_sources
 from kafka_balancer.errors import InputError
 from kafka_balancer.files.inputs import check_input_dir, check_input_file
 from kafka_balancer.files.outputs import distinct_outputs, refuse_overlap
-from kafka_balancer.pipeline.cli_common import add_window_options, config_from_args, spark_from_args, summary_lines
+from kafka_balancer.pipeline.cli_common import (
+    add_window_options,
+    capacities_from_args,
+    config_from_args,
+    spark_from_args,
+    summary_lines,
+)
 from kafka_balancer.security.option import add_command_config, settings_from_args
 
 
@@ -112,6 +119,9 @@ def run_batch_cli(args: argparse.Namespace) -> int:
     result.release()  # everything is written; the stored tables are not needed any more
     for line in summary_lines(result.report):
         print(line)
+    _, _, cap_sources = capacities_from_args(args)
+    add_to_report(report, cap_sources)
+    print(describe_sources(cap_sources))
     print(f"snapshot: {out}  window tables: {tables}  report: {report}")
     _publish(args, out)
     return 0

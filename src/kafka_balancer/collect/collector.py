@@ -64,6 +64,17 @@ def parse_interval(text: str) -> float:
     return v
 
 
+def _write_capacity(admin: Any, out_dir: Path, cluster: str) -> None:
+    """The brokers' disk capacities (DescribeLogDirs), next to the samples (collect/capacity.py)."""
+    from kafka_balancer.collect.capacity import read_disk_capacity, write_capacity_file
+
+    with quiet_kafka_logs():
+        brokers = sorted(int(b["broker_id"]) for b in admin.describe_cluster()["brokers"])
+    disk, dirs = read_disk_capacity(admin, brokers)
+    if disk:
+        write_capacity_file(out_dir, cluster, disk, dirs)
+
+
 def collect(opt: CollectOptions, say: Callable[[str], None] | None = None) -> CollectResult:
     if opt.rounds is None and opt.duration_s is None:
         raise InputError("collect needs --rounds or --duration (or run it until Ctrl-C with --forever)")
@@ -78,6 +89,7 @@ def collect(opt: CollectOptions, say: Callable[[str], None] | None = None) -> Co
     files: SampleFileWriter | SampleParquetWriter = (
         SampleFileWriter(opt.out_dir) if opt.file_format == "jsonl" else SampleParquetWriter(opt.out_dir))
     topic = SampleTopicWriter(opt.bootstrap, opt.topic, admin, security=opt.security) if opt.topic else None
+    _write_capacity(admin, opt.out_dir, opt.cluster)
     res = CollectResult()
     t_start = time.monotonic()
     try:

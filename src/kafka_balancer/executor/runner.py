@@ -32,7 +32,7 @@ from kafka_balancer.executor.machine import (
     verify,
     waiting_on_dead,
 )
-from kafka_balancer.executor.throttle import throttle_configs
+from kafka_balancer.executor.throttle import ThrottleConfigs, throttle_configs
 from kafka_balancer.executor.validate import require_valid
 from kafka_balancer.executor.view import TP, ClusterView, tp_label
 from kafka_balancer.model.plan_io import Plan
@@ -168,6 +168,8 @@ class Executor:
         todo = [t for t in tasks if states[t.tp] in (TaskState.PENDING, TaskState.IN_FLIGHT)]
         if self.opt.throttle > 0 and todo:
             cfg = throttle_configs(todo, self.opt.throttle)
+            # a dead broker takes no config (UnknownBrokerId): throttle the live ones (evacuations)
+            cfg = ThrottleConfigs({b: c for b, c in cfg.brokers.items() if b in view.alive}, cfg.topics)
             if not cfg.empty:
                 self.journal.append("throttle_set", throttle=cfg.to_dict())
                 self.adapter.set_throttle(cfg)

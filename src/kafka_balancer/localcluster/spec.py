@@ -185,6 +185,9 @@ includeObjectNames:
   - "kafka.server:type=BrokerTopicMetrics,name=ReplicationBytesInPerSec"
   - "kafka.server:type=BrokerTopicMetrics,name=ReplicationBytesOutPerSec"
   - "java.lang:type=OperatingSystem"
+  - "kafka.log:type=Log,name=Size,*"
+  - "kafka.log:type=Log,name=LogEndOffset,*"
+  - "kafka.log:type=Log,name=LogStartOffset,*"
 rules:
   - pattern: "kafka.server<type=BrokerTopicMetrics, \\
       name=(BytesInPerSec|BytesOutPerSec|MessagesInPerSec), topic=(.+)><>Count"
@@ -199,6 +202,13 @@ rules:
   - pattern: 'java.lang<type=OperatingSystem><>AvailableProcessors'
     name: os_available_processors
     type: GAUGE
+  # per-replica log gauges, for history read back from Prometheus (collect --prometheus)
+  - pattern: "kafka.log<type=Log, name=(Size|LogEndOffset|LogStartOffset), topic=(.+), partition=(.+)><>Value"
+    name: kafka_log_log_$1
+    type: GAUGE
+    labels:
+      topic: "$2"
+      partition: "$3"
 """
 
 LOG4J2_CONFIG = """\

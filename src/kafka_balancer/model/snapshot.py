@@ -236,7 +236,8 @@ class Derived:
         """Network-out each broker would serve if every replica it holds led."""
         rep = self.snap.replicas
         rows, cols = np.nonzero(rep >= 0)
-        return np.bincount(rep[rows, cols], weights=self.snap.leader_load[rows, NW_OUT], minlength=self.snap.n_brokers)
+        pot = np.bincount(rep[rows, cols], weights=self.snap.leader_load[rows, NW_OUT], minlength=self.snap.n_brokers)
+        return pot.astype(np.float64)
 
     @cached_property
     def topic_counts(self) -> Int64Arr:

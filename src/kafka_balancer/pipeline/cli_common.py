@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -13,6 +14,7 @@ from kafka_balancer.errors import InputError
 from kafka_balancer.files.inputs import read_bytes
 from kafka_balancer.model.snapshot import RESOURCES
 from kafka_balancer.pipeline.config import PipelineConfig, parse_capacity, parse_duration_ms
+from kafka_balancer.validate.samples import check_sample_folder
 from kafka_balancer.validate.spark import check_master, check_memory
 
 
@@ -75,12 +77,39 @@ def _capacity_value(path: str, where: str, key: str, value: object) -> float:
 def config_from_args(args: argparse.Namespace) -> PipelineConfig:
     check_master(args.master)  # Spark settings it cannot start with: one line, before anything starts
     check_memory(args.driver_memory)
+    if getattr(args, "samples", None):  # Parquet sample files of the wrong shape, before Spark starts
+        check_sample_folder(args.samples)
     if args.windows < 1:
         raise InputError(f"--windows must be at least 1, got {args.windows}", hint="e.g. --windows 6")
     if args.min_valid_windows is not None and not 1 <= args.min_valid_windows <= args.windows:
         raise InputError(f"--min-valid-windows must be between 1 and --windows ({args.windows})",
                          hint="a partition cannot have more valid windows than the snapshot uses")
-    capacity = parse_capacity(args.capacity)
+    capacity, per_broker, _ = capacities_from_args(args)
+    return PipelineConfig(
+        window_ms=parse_duration_ms(args.window),
+        windows=args.windows,
+        min_sample_ratio=args.min_sample_ratio,
+        min_valid_windows=args.min_valid_windows,
+        min_valid_ratio=args.min_valid_ratio,
+        cluster=args.cluster,
+        capacity=capacity,
+        broker_capacity=per_broker,
+    )
+
+
+def capacities_from_args(
+    args: argparse.Namespace,
+) -> tuple[dict[str, float], dict[int, dict[str, float]], dict[str, Any]]:
+    """Capacities by precedence: --capacity, then the --capacities file, then the brokers' own disk
+    report (``broker-capacity.json`` the collector wrote next to --samples), then the defaults. Returns
+    the capacity of every broker, per-broker overrides and where each value came from."""
+    from kafka_balancer.collect.capacity import read_capacity_file, resolve
+    from kafka_balancer.pipeline.config import DEFAULT_CAPACITY
+
+    given = {part.split("=", 1)[0].strip() for part in str(args.capacity or "").split(",") if part.strip()}
+    parsed = parse_capacity(args.capacity)
+    flag = {k: parsed[k] for k in given if k in parsed}
+    file_default: dict[str, float] = {}
     per_broker: dict[int, dict[str, float]] = {}
     if args.capacities:
         try:
@@ -97,7 +126,7 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
             raise InputError(f"--capacities {args.capacities}: 'default' and 'brokers' must be objects",
                              hint='e.g. {"default": {"cpu": 100}, "brokers": {"3": {"disk": 2e12}}}')
         for k, v in default.items():
-            capacity[k] = _capacity_value(args.capacities, "default", k, v)
+            file_default[k] = _capacity_value(args.capacities, "default", k, v)
         for bid, caps in brokers.items():
             try:
                 broker = int(bid)
@@ -107,16 +136,9 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
             if not isinstance(caps, dict):
                 raise InputError(f"--capacities {args.capacities}: broker {bid} must map resources to numbers")
             per_broker[broker] = {k: _capacity_value(args.capacities, f"broker {bid}", k, v) for k, v in caps.items()}
-    return PipelineConfig(
-        window_ms=parse_duration_ms(args.window),
-        windows=args.windows,
-        min_sample_ratio=args.min_sample_ratio,
-        min_valid_windows=args.min_valid_windows,
-        min_valid_ratio=args.min_valid_ratio,
-        cluster=args.cluster,
-        capacity=capacity,
-        broker_capacity=per_broker,
-    )
+    samples = getattr(args, "samples", None)
+    cluster_disk = read_capacity_file(Path(samples)) if samples and Path(samples).is_dir() else {}
+    return resolve(DEFAULT_CAPACITY, flag, file_default, per_broker, cluster_disk)
 
 
 def spark_from_args(args: argparse.Namespace, kafka: bool = False) -> Any:

@@ -15,7 +15,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from kafka_balancer.errors import InputError
 from kafka_balancer.pipeline.schemas import RAW, RAW_COLUMNS, RECORD_TYPES, type_schema
-from kafka_balancer.validate.samples import FORMAT_VERSION, SkippedRecords, check_parquet_file
+from kafka_balancer.validate.samples import FORMAT_VERSION, SkippedRecords, check_type_folder
 
 CORRUPT = "_corrupt_record"  # Spark's column for a JSON line it could not read with the schema
 FILE = "_file"
@@ -121,9 +121,7 @@ def _parquet(spark: SparkSession, pdir: Path, rtype: str) -> DataFrame:
     """Parquet files keep their own physical types (a writer may store ids as int64); every column is
     cast to the explicit schema, and columns the type does not have are dropped. Every file is checked
     first, so a column of the wrong type is one clear error, not a failed Spark task."""
-    for f in sorted(pdir.rglob("*")):
-        if f.is_file() and not any(part.startswith(("_", ".")) for part in f.relative_to(pdir).parts):
-            check_parquet_file(f, rtype)
+    check_type_folder(pdir, rtype)
     df = spark.read.parquet(str(pdir))
     wanted = set(type_schema(rtype, with_type=False).fieldNames())
     df = df.select(*[c for c in df.columns if c in wanted])

@@ -17,6 +17,7 @@ from kafka_balancer.errors import InputError
 from kafka_balancer.validate.spark import check_master, check_memory, start_failure
 
 DEFAULT_MASTER = "local[2]"
+QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")  # errors only: no banner, no WARN lines
 
 
 def connector_jars(required: bool = False) -> list[Path]:
@@ -50,7 +51,8 @@ def spark_conf(
         "spark.sql.adaptive.enabled": "true",
         "spark.sql.streaming.noDataMicroBatches.enabled": "true",
         "spark.sql.sources.partitionOverwriteMode": "dynamic",
-        "spark.driver.extraJavaOptions": "-XX:+UseParallelGC -Dio.netty.tryReflectionSetAccessible=true",
+        "spark.driver.extraJavaOptions": "-XX:+UseParallelGC -Dio.netty.tryReflectionSetAccessible=true "
+                                         f"-Dlog4j2.configurationFile={QUIET_LOG4J.as_uri()}",
     }
     if master.startswith("local"):
         conf["spark.driver.host"] = "127.0.0.1"

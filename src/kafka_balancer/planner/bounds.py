@@ -191,6 +191,8 @@ def hot_partitions(
             b = int(snap.leader[p])
             if b >= 0 and alive[b]:
                 exempt.append((b, r))
+            if snap.follower_load[p, r] > top:  # disk and network-in: every replica is as heavy as the leader
+                exempt += [(int(f), r) for f in snap.replicas[p] if f >= 0 and alive[f] and f != b]
     lines = [
         f"partition {snap.partition_label(p)} puts {' and '.join(parts)} of the largest broker on its leader, "
         "above the band top, whoever leads it"

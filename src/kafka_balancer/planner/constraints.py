@@ -152,6 +152,7 @@ class Resolved:
     receive: BoolArr  # [N] may receive a replica (live, not removed, in the add set when there is one)
     lead: BoolArr  # [N] may lead (live, not removed, not demoted)
     frozen: BoolArr  # [P] excluded partitions: neither replicas nor leadership move
+    alive: BoolArr  # [N] the snapshot's own liveness (a removed broker is still a source to copy from)
     max_moves: float = field(default=float("inf"))
     max_bytes: float = field(default=float("inf"))
 
@@ -195,6 +196,7 @@ def resolve(c: Constraints, snap: Snapshot) -> Resolved:
         receive=receive,
         lead=lead,
         frozen=frozen,
+        alive=snap.alive.copy(),
         max_moves=float("inf") if c.max_moves is None else float(c.max_moves),
         max_bytes=float("inf") if c.max_bytes is None else float(c.max_bytes),
     )

@@ -3,10 +3,11 @@
 Each goal measures a violation (0 = met), can act as a *guard* (a move made for a lower goal may not make
 its violation grow) and has a strategy that lowers its violation with moves that keep every higher goal:
 
-* :class:`ReplicaCountGoal` — replicas per live broker within ``mean ± max(1, 2 %)``; the strategy keeps
+* :class:`ReplicaCountGoal` — replicas per live broker within ``mean ± max(1, 5 %)``; the strategy keeps
   going past the band while a move from the fullest broker to one at least two replicas emptier is
   acceptable, so counts end as even as the higher goals allow;
-* :class:`LeaderCountGoal` — the same for leaders, by leadership moves (no data moves);
+* :class:`LeaderCountGoal` — leaders per broker that may lead within ``mean ± max(1, 2 %)``, by
+  leadership moves (no data moves), from the broker with most leaders or onto the one with fewest;
 * :class:`RackRepairGoal` — a partition with two replicas in one rack while a rack it misses has a broker
   that may receive it;
 * :class:`PotentialNwOutGoal` — the network-out a broker would serve if every replica it holds led stays
@@ -33,6 +34,9 @@ from kafka_balancer.planner.state import TOL, State
 
 K_CANDIDATES = 24
 D_DESTS = 48
+ROUND = 32  # brokers worked on per ranking in the swap goals
+X_CANDIDATES = 24  # replicas per side considered for a two-for-one exchange
+X_DESTS = 4
 
 
 def _dev_cost(st: State, load: np.ndarray, cap: np.ndarray) -> np.ndarray:
@@ -103,11 +107,13 @@ class _BrokerCountGoal(CountGoal):
     def detail(self, st: State) -> str:
         c = self.counts(st)[self.members(st)]
         lo, hi = self.band(st)
-        return f"CV {_cv(c):.3f}, min {int(c.min()) if c.size else 0}, max {int(c.max()) if c.size else 0}, band {lo}..{hi}"
+        lo_c, hi_c = (int(c.min()), int(c.max())) if c.size else (0, 0)
+        return f"CV {_cv(c):.3f}, min {lo_c}, max {hi_c}, band {lo}..{hi}"
 
 
 class ReplicaCountGoal(_BrokerCountGoal):
     name = "replica_count"
+    share = 0.05  # replicas cost bytes: a wider band than leaders (still a CV of at most about 0.03)
 
     def counts(self, st: State) -> np.ndarray:
         return st.rcount
@@ -120,7 +126,7 @@ class ReplicaCountGoal(_BrokerCountGoal):
     def improve(self, st: State, deadline: float, resource_guard: bool) -> int:
         moves = 0
         stuck: set[int] = set()
-        while time.monotonic() < deadline:
+        while time.process_time() < deadline:
             c = np.where(st.alive, st.rcount, -1)
             if stuck:
                 c[list(stuck)] = -1
@@ -128,11 +134,16 @@ class ReplicaCountGoal(_BrokerCountGoal):
             if c[src] < 0:
                 break
             cmin = int(st.rcount[st.receive].min()) if st.receive.any() else int(c[src])
-            if c[src] - cmin < 2:
+            lo, hi = self.band(st)
+            # replicas cost bytes: stop once every broker is inside the band
+            if c[src] - cmin < 2 or (c[src] <= hi and cmin >= lo):
                 break
             dests = np.nonzero(st.receive & (st.rcount <= c[src] - 2))[0]
             dests = dests[np.argsort(st.rcount[dests], kind="stable")[:D_DESTS]]
-            if dests.size == 0 or not _move_one_replica(st, src, dests, resource_guard):
+            if dests.size == 0 or not (
+                _move_one_replica(st, src, dests, resource_guard)
+                or (st.receive[src] and not st.budgeted and _exchange(st, src, dests[:X_DESTS], resource_guard))
+            ):
                 stuck.add(src)
                 continue
             moves += 1
@@ -178,6 +189,63 @@ def _move_one_replica(st: State, src: int, dests: np.ndarray, resource_guard: bo
     return True
 
 
+def _exchange(st: State, src: int, dests: np.ndarray, resource_guard: bool) -> bool:
+    """Two replicas of ``src`` for one of a destination's: ``src`` ends with one replica fewer, the
+    destination with one more, and their loads change by the difference only, so counts even out where a
+    single move would push a resource out of its band (a new broker full of large replicas takes two
+    small ones for one of them)."""
+    a_all = st.members_arr(src)
+    a_all = a_all[~st.frozen[a_all]]
+    if a_all.size < 2:
+        return False
+    la_all = np.where((st.ldr[a_all] == src)[:, None], st.L[a_all], st.F[a_all])
+    t = np.where(st.target > 0, st.target, 1.0)
+    small = np.argsort((la_all / st.cap[src] / t).sum(axis=1), kind="stable")[:X_CANDIDATES]
+    a_all, la_all = a_all[small], la_all[small]
+    iu, ju = np.triu_indices(a_all.size, k=1)  # unordered pairs of src's smallest replicas
+    for dst in dests.tolist():
+        ok_a = st.dest_masks(a_all, src, np.array([dst]))[:, 0] & ~(st.ldr[a_all] == src)
+        q_all = st.members_arr(dst)
+        q_all = q_all[~st.frozen[q_all] & ~np.any(st.rep[q_all] == src, axis=1) & (st.ldr[q_all] != dst)]
+        if q_all.size == 0 or ok_a.sum() < 2:
+            continue
+        lq_all = st.F[q_all]
+        q_sel = np.argsort(-(lq_all / st.cap[dst] / t).sum(axis=1), kind="stable")[:X_CANDIDATES]
+        q, lq = q_all[q_sel], lq_all[q_sel]
+        pair_ok = ok_a[iu] & ok_a[ju]
+        i1, i2 = iu[pair_ok], ju[pair_ok]
+        if i1.size == 0:
+            continue
+        net = la_all[i1][None, :, :] + la_all[i2][None, :, :] - lq[:, None, :]  # [Q, P, R]: src -> dst
+        new_s = st.load[src] - net
+        new_d = st.load[dst] + net
+        ok = np.ones(net.shape[:2], dtype=bool)
+        if resource_guard:
+            ok &= ~st.violation_grows(st.load[src] / st.cap[src], new_s / st.cap[src])
+            ok &= ~st.violation_grows(st.load[dst] / st.cap[dst], new_d / st.cap[dst])
+        if not ok.any():
+            continue
+        cost = (_dev_cost(st, new_s, st.cap[src]) - _dev_cost(st, st.load[src], st.cap[src])) + (
+            _dev_cost(st, new_d, st.cap[dst]) - _dev_cost(st, st.load[dst], st.cap[dst])
+        )
+        cost = np.where(ok, cost, np.inf)
+        for k in np.argsort(cost, axis=None, kind="stable")[:8].tolist():
+            qi, pi = divmod(k, cost.shape[1])
+            if not np.isfinite(cost[qi, pi]):
+                break
+            p1, p2, pq = int(a_all[i1[pi]]), int(a_all[i2[pi]]), int(q[qi])
+            if not (st.spread_ok(p1, src, dst) and st.spread_ok(pq, dst, src)):
+                continue
+            st.move_replica(p1, src, dst)
+            if not st.spread_ok(p2, src, dst):
+                st.move_replica(p1, dst, src)  # undo: the pair does not fit after all
+                continue
+            st.move_replica(p2, src, dst)
+            st.move_replica(pq, dst, src)
+            return True
+    return False
+
+
 class LeaderCountGoal(_BrokerCountGoal):
     name = "leader_count"
 
@@ -205,7 +273,8 @@ class LeaderCountGoal(_BrokerCountGoal):
     def improve(self, st: State, deadline: float, resource_guard: bool) -> int:
         moves = 0
         stuck: set[int] = set()
-        while time.monotonic() < deadline:
+        stuck_low: set[int] = set()
+        while time.process_time() < deadline:
             c = np.where(self.members(st), st.lcount, -1)
             if stuck:
                 c[list(stuck)] = -1
@@ -216,11 +285,104 @@ class LeaderCountGoal(_BrokerCountGoal):
             if c[src] - cmin < 2:
                 break
             if not _move_one_leader(st, src, resource_guard):
+                members = self.members(st)
+                low = np.where(members, st.lcount, np.iinfo(np.int64).max)
+                if stuck_low:
+                    low[list(stuck_low)] = np.iinfo(np.int64).max
+                dst = int(np.argmin(low))
+                if members[dst] and dst not in stuck_low and (
+                    _attract_one_leader(st, dst, resource_guard) or _leader_exchange(st, dst, resource_guard)
+                ):
+                    moves += 1
+                    continue
+                stuck_low.add(dst)
                 stuck.add(src)
                 continue
             moves += 1
             stuck.clear()
         return moves
+
+
+def _attract_one_leader(st: State, dst: int, resource_guard: bool) -> bool:
+    """Leadership onto ``dst`` (fewest leaders) from a partition it follows whose leader has at least
+    two leaders more."""
+    m = st.members_arr(dst)
+    m = m[~st.frozen[m]]
+    lead = st.ldr[m]
+    m = m[(lead >= 0) & (lead != dst)]
+    m = m[st.lcount[st.ldr[m]] >= st.lcount[dst] + 2]
+    if m.size == 0:
+        return False
+    return _best_leader_move(st, m, st.ldr[m].astype(np.int64), np.full(m.size, dst), resource_guard)
+
+
+def _leader_exchange(st: State, dst: int, resource_guard: bool) -> bool:
+    """``dst`` (fewest leaders, but full on CPU or network-out) takes two light leaderships and hands one
+    heavy leadership to a follower with no more leaders than the mean: one leader more, about the same load."""
+    m = st.members_arr(dst)
+    m = m[~st.frozen[m]]
+    lead = st.ldr[m]
+    inc = m[(lead >= 0) & (lead != dst)]
+    inc = inc[st.lcount[st.ldr[inc]] >= st.lcount[dst] + 2]
+    out = m[lead == dst]
+    if inc.size < 2 or out.size == 0:
+        return False
+    t = np.where(st.target > 0, st.target, 1.0)
+    weight = (st.LF / st.cap[dst] / t).sum(axis=1)
+    inc = inc[np.argsort(weight[inc], kind="stable")[:X_CANDIDATES]]
+    out = out[np.argsort(-weight[out], kind="stable")[:X_CANDIDATES]]
+    iu, ju = np.triu_indices(inc.size, k=1)
+    pair_load = st.LF[inc[iu]] + st.LF[inc[ju]]  # [PAIRS, R]
+    net = pair_load[None, :, :] - st.LF[out][:, None, :]  # dst's change, [OUT, PAIRS, R]
+    new_d = st.load[dst] + net
+    ok = np.ones(net.shape[:2], dtype=bool)
+    if resource_guard:
+        ok &= ~st.violation_grows(st.load[dst] / st.cap[dst], new_d / st.cap[dst])
+    if not ok.any():
+        return False
+    cost = np.where(ok, _dev_cost(st, new_d, st.cap[dst]) - _dev_cost(st, st.load[dst], st.cap[dst]), np.inf)
+    mean = float(st.lcount[st.may_lead].mean()) if st.may_lead.any() else 0.0
+    for k in np.argsort(cost, axis=None, kind="stable")[:16].tolist():
+        oi, pi = divmod(k, cost.shape[1])
+        if not np.isfinite(cost[oi, pi]):
+            break
+        p_out, q1, q2 = int(out[oi]), int(inc[iu[pi]]), int(inc[ju[pi]])
+        if st.ldr[q1] == st.ldr[q2]:
+            continue  # one source losing both: its check below would see only half
+        followers = [int(b) for b in st.rep[p_out] if b >= 0 and b != dst and st.may_lead[b] and st.lcount[b] <= mean]
+        steps: list[tuple[int, int]] = []
+        for f in sorted(followers, key=lambda b: float((st.load[b] / st.cap[b]).max())):
+            if _leader_step_ok(st, p_out, f, resource_guard):
+                steps.append((p_out, f))
+                break
+        if not steps:
+            continue
+        done: list[tuple[int, int]] = []
+        fine = True
+        for p, f in [*steps, (q1, dst), (q2, dst)]:
+            if (p, f) != steps[0] and not _leader_step_ok(st, p, f, resource_guard):
+                fine = False
+                break
+            done.append((p, int(st.ldr[p])))
+            st.move_leadership(p, f)
+        if fine:
+            return True
+        for p, back in reversed(done):  # undo a chain that did not fit
+            st.move_leadership(p, back)
+        st.leader_moves -= 2 * len(done)
+    return False
+
+
+def _leader_step_ok(st: State, p: int, f: int, resource_guard: bool) -> bool:
+    if not st.leader_ok(p, f):
+        return False
+    if not resource_guard:
+        return True
+    s, d = int(st.ldr[p]), st.LF[p]
+    return not (
+        bool(st.violation_grows(st.load[s] / st.cap[s], (st.load[s] - d) / st.cap[s]))
+        or bool(st.violation_grows(st.load[f] / st.cap[f], (st.load[f] + d) / st.cap[f]))
+    )
 
 
 def _move_one_leader(st: State, src: int, resource_guard: bool) -> bool:
@@ -237,8 +399,13 @@ def _move_one_leader(st: State, src: int, resource_guard: bool) -> bool:
     pp, ff = pp[keep], ff[keep]
     if pp.size == 0:
         return False
+    return _best_leader_move(st, pp, np.full(pp.size, src), ff, resource_guard)
+
+
+def _best_leader_move(st: State, pp: np.ndarray, ss: np.ndarray, ff: np.ndarray, resource_guard: bool) -> bool:
+    """Among leadership moves (partition pp from ss to ff), make the one disturbing resources least."""
     delta = st.LF[pp]
-    load_s, cap_s = st.load[src], st.cap[src]
+    load_s, cap_s = st.load[ss], st.cap[ss]
     load_f, cap_f = st.load[ff], st.cap[ff]
     ok = np.ones(pp.size, dtype=bool)
     if resource_guard:
@@ -248,7 +415,7 @@ def _move_one_leader(st: State, src: int, resource_guard: bool) -> bool:
         return False
     cost = _dev_cost(st, load_s - delta, cap_s) - _dev_cost(st, load_s, cap_s)
     cost = cost + _dev_cost(st, load_f + delta, cap_f) - _dev_cost(st, load_f, cap_f)
-    cost = cost - 1e-3 * (st.lcount[src] - st.lcount[ff])  # prefer the emptiest follower on ties
+    cost = cost - 1e-3 * (st.lcount[ss] - st.lcount[ff])  # prefer the widest count gap on ties
     for k in np.argsort(np.where(ok, cost, np.inf), kind="stable")[:16].tolist():
         if not ok[k]:
             break
@@ -291,7 +458,7 @@ class RackRepairGoal(CountGoal):
         racks = st.snap.rack_idx
         moves = 0
         for p, missing in self._repairable(st):
-            if time.monotonic() > deadline:
+            if time.process_time() > deadline:
                 break
             if st.frozen[p]:
                 continue
@@ -368,12 +535,12 @@ class PotentialNwOutGoal(CountGoal):
     def improve(self, st: State, deadline: float, resource_guard: bool) -> int:
         return _swap_loop(st, deadline, resource_guard, self._pick, self._gain)
 
-    def _pick(self, st: State, stuck: set[int]) -> int | None:
+    def _pick(self, st: State, stuck: set[int]) -> list[int]:
         u = np.where(st.alive, self.util(st), -np.inf)
         if stuck:
             u[list(stuck)] = -np.inf
-        b = int(np.argmax(u))
-        return b if u[b] > self.theta + TOL else None
+        order = np.argsort(-u, kind="stable")[:ROUND]
+        return [int(b) for b in order if u[b] > self.theta + TOL]
 
     def _gain(self, st: State, hi: int, lo: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         cap_h, cap_l = st.cap[hi, NW_OUT], st.cap[lo, NW_OUT]
@@ -390,14 +557,21 @@ class TopicSpreadGoal(CountGoal):
 
     name = "topic_spread"
 
+    def __init__(self) -> None:
+        self._cache: tuple[int, np.ndarray, np.ndarray] | None = None
+
     def _bands(self, st: State) -> tuple[np.ndarray, np.ndarray]:
-        n = max(1, int(st.alive.sum()))
-        avg = st.topic_count[:, st.alive].sum(axis=1) / n
-        return np.maximum(0, np.ceil(avg - 1.0)), np.floor(avg + 1.0)
+        """Per topic (lo, hi); a topic's replica total never changes, so they are computed once per state."""
+        if self._cache is None or self._cache[0] != id(st):
+            n = max(1, int(st.alive.sum()))
+            tc = st.topic_count if st.alive.all() else st.topic_count[:, st.alive]
+            avg = tc.sum(axis=1) / n
+            self._cache = (id(st), np.maximum(0, np.ceil(avg - 1.0)), np.floor(avg + 1.0))
+        return self._cache[1], self._cache[2]
 
     def _excess(self, st: State) -> np.ndarray:
         lo, hi = self._bands(st)
-        c = st.topic_count[:, st.alive]
+        c = st.topic_count if st.alive.all() else st.topic_count[:, st.alive]
         return np.asarray(np.maximum(0, c - hi[:, None]) + np.maximum(0, lo[:, None] - c))
 
     def violation(self, st: State) -> float:
@@ -405,7 +579,8 @@ class TopicSpreadGoal(CountGoal):
 
     def detail(self, st: State) -> str:
         ex = self._excess(st)
-        return f"{int((ex.sum(axis=1) > 0).sum())} topic(s) unevenly spread, {int(ex.sum())} replica(s) outside their band"
+        uneven = int((ex.sum(axis=1) > 0).sum())
+        return f"{uneven} topic(s) unevenly spread, {int(ex.sum())} replica(s) outside their band"
 
     def replica_ok(self, st: State, parts: np.ndarray, src: int, dests: np.ndarray) -> np.ndarray:
         lo, hi = self._bands(st)
@@ -419,14 +594,14 @@ class TopicSpreadGoal(CountGoal):
     def improve(self, st: State, deadline: float, resource_guard: bool) -> int:
         return _swap_loop(st, deadline, resource_guard, self._pick, self._gain)
 
-    def _pick(self, st: State, stuck: set[int]) -> int | None:
+    def _pick(self, st: State, stuck: set[int]) -> list[int]:
         ex = self._excess(st).sum(axis=0)
         full = np.zeros(st.snap.n_brokers)
         full[np.nonzero(st.alive)[0]] = ex
         if stuck:
             full[list(stuck)] = 0
-        b = int(np.argmax(full))
-        return b if full[b] > 0 else None
+        order = np.argsort(-full, kind="stable")[:ROUND]
+        return [int(b) for b in order if full[b] > 0]
 
     def _gain(self, st: State, hi: int, lo: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         lo_b, hi_b = self._bands(st)
@@ -462,15 +637,23 @@ def _swap_loop(st: State, deadline: float, resource_guard: bool, pick, gain_of) 
     a swap is used, the move with the best goal gain per resource disturbance first."""
     moves = 0
     stuck: set[int] = set()
-    while time.monotonic() < deadline:
-        hi = pick(st, stuck)
-        if hi is None:
+    limit = st.copied + st.swap_allowance  # swaps copy two replicas for a soft goal: bytes are capped
+    while time.process_time() < deadline and st.copied < limit:
+        # one round: the goal's worst brokers, ranked once (ranking is a pass over every topic and broker)
+        ranked = pick(st, stuck)
+        if not ranked:
             break
-        if _swap_for(st, hi, resource_guard, gain_of):
-            moves += 1
-            stuck.clear()
-        else:
-            stuck.add(hi)
+        progress = False
+        for hi in ranked:
+            if time.process_time() > deadline or st.copied >= limit:
+                break
+            if _swap_for(st, hi, resource_guard, gain_of):
+                moves += 1
+                progress = True
+            else:
+                stuck.add(hi)
+        if not progress:
+            break
     return moves
 
 

@@ -45,6 +45,7 @@ class DistributionGoal:
     lo: FloatArr
     hi: FloatArr
     active: bool = True  # False when the goal policy leaves it out: no band at all
+    inv_scale: FloatArr = field(init=False, repr=False)  # 1 / target (0 where the target is 0)
 
     @staticmethod
     def around(target: FloatArr, eps: float, theta: float, margin: float, active: bool = True) -> DistributionGoal:
@@ -60,9 +61,16 @@ class DistributionGoal:
     def violation(self, util: FloatArr) -> FloatArr:
         if not self.active:
             return np.zeros_like(util)
-        scale = np.where(self.target > 0, self.target, 1.0)
-        v = (np.maximum(0.0, util - self.hi) + np.maximum(0.0, self.lo - util)) / scale
-        return np.where(self.target > 0, v, 0.0)
+        # (max(0, u - hi) + max(0, lo - u)) / target, 0 where the target is 0; the band never inverts, so
+        # the two terms are never both positive and their sum is max(u - hi, lo - u, 0)
+        v = np.maximum(util - self.hi, self.lo - util)
+        np.maximum(v, 0.0, out=v)
+        v *= self.inv_scale
+        return v
+
+    def __post_init__(self) -> None:
+        inv = np.where(self.target > 0, 1.0 / np.where(self.target > 0, self.target, 1.0), 0.0)
+        object.__setattr__(self, "inv_scale", inv)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ DESCRIPTIONS = {
     "capacity": "B(j) ≤ θ on every live broker and resource (seed 001)",
     "distribution": "every live broker within the ε band on every resource (seed 001)",
     "rack_repair": "no partition holds two replicas in one rack while a rack it misses has a broker for it",
-    "replica_count": "replicas per broker within ±max(1, 2 %) of the mean",
+    "replica_count": "replicas per broker within ±max(1, 5 %) of the mean",
     "leader_count": "leaders per broker within ±max(1, 2 %) of the mean",
     "potential_nw_out": "network-out a broker would serve if all its replicas led stays ≤ θ",
     "topic_spread": "each topic's replicas per broker within ±1 of the topic's mean",

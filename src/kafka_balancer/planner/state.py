@@ -48,6 +48,7 @@ class State:
         self.copies = 0  # replicas placed on a broker that did not hold the partition, net of undos
         self.copied = 0.0  # their bytes
         self._min_bytes: float | None = None
+        self.swap_allowance = float("inf")  # bytes the swap-based count goals may still copy
         self.guards: list[CountGoal] = []  # count goals of higher priority that a move may not worsen
         self.exempt: list[tuple[int, int]] = []  # (broker, resource) provably out of reach: not chased
         self.by_gain_per_byte = by_gain_per_byte  # replica choice: most violation removed per byte, or first

@@ -104,8 +104,8 @@ def goal_table(result: PlanResult) -> str:
     for g in result.goals:
         _, _, after = g.detail.partition(" -> ")
         state = "met" if g.met_after else "NOT met"
-        lines.append(f"  {g.priority}. {g.name:<{width}}  {_num(g.before):>9} -> {_num(g.after):<9} "
-                     f"{state:<7}  {after}")
+        head = f"  {g.priority}. {g.name:<{width}}  {_num(g.before):>9} -> {_num(g.after):<9} {state:<7}"
+        lines.append(f"{head}  {after}")
     return "\n".join(lines)
 
 

@@ -42,6 +42,12 @@ class ClusterSpec:
     dead_brokers: int = 0
     restarted_brokers: int = 0
     heterogeneous: bool = False
+    # hot partitions: in each of the ``hot_topics`` heaviest topics, the heaviest partition carries
+    # ``hot_factor`` × (total produce rate ÷ brokers), with the shortest retention and the largest fan-out:
+    # its leader alone is above any broker's band on CPU and network-out, while disk and network-in stay
+    # coverable. Balance on those two resources is then provably out of reach (``bounds.hot_partitions``).
+    hot_topics: int = 0
+    hot_factor: float = 0.0
     name: str | None = None
     extra: dict[str, float] = field(default_factory=dict)
 
@@ -85,6 +91,34 @@ PRESETS: dict[str, ClusterSpec] = {
         rf=(3,),
         rf_weights=(1.0,),
         name="270-brokers-1.3M-replicas",
+    ),
+    # The same sizes, harder (issue 13 §4): steeper Zipf skew, mixed replication factors, and hot topics
+    # whose heaviest partition no broker can host inside the band on CPU and network-out.
+    "large-hard": ClusterSpec(
+        brokers=1000,
+        racks=10,
+        topics=2000,
+        partitions=100_000,
+        rf=(2, 3, 4),
+        rf_weights=(0.2, 0.6, 0.2),
+        topic_zipf=1.2,
+        key_zipf=0.7,
+        hot_topics=5,
+        hot_factor=1.6,
+        name="1000-brokers-100k-partitions-hard",
+    ),
+    "huge-hard": ClusterSpec(
+        brokers=270,
+        racks=9,
+        topics=4000,
+        partitions=430_000,
+        rf=(2, 3, 4),
+        rf_weights=(0.25, 0.5, 0.25),
+        topic_zipf=1.25,
+        key_zipf=0.75,
+        hot_topics=1,
+        hot_factor=1.6,
+        name="270-brokers-1.3M-replicas-hard",
     ),
 }
 
@@ -140,6 +174,15 @@ def generate(spec: ClusterSpec, seed: int = 0) -> Snapshot:
         rate[row : row + c] = t_w[t] * _zipf_weights(c, spec.key_zipf, rng)
         row += c
 
+    if spec.hot_topics:
+        hot_t = np.argsort(-t_w, kind="stable")[: spec.hot_topics]
+        retention[hot_t] = min(spec.retention_hours) * 3600.0
+        fanout[hot_t] = spec.fanout[1]
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        base = float(rate.sum()) / n_old
+        for t in hot_t.tolist():
+            rows = np.arange(starts[t], starts[t] + counts[t])
+            rate[rows[np.argmax(rate[rows])]] = spec.hot_factor * base
     rf_p = (replicas >= 0).sum(axis=1)
     t_of = topic_idx
     nw_in = rate

@@ -45,9 +45,8 @@ _HINT_OTHER = ("finish or cancel it with the kafka-balancer version that wrote i
 
 def parse_journal(data: bytes, source: str) -> list[dict[str, Any]]:
     """The records of a journal file, each checked for the fields its event needs."""
-    text = text_of(data, source, WHAT)
-    lines = text.split("\n")
-    torn = not text.endswith("\n")
+    body, newline, tail = data.rpartition(b"\n")
+    lines = text_of(body + newline, source, WHAT).split("\n") if newline else []
     records = []
     for i, line in enumerate(lines):
         if not line.strip():
@@ -56,10 +55,14 @@ def parse_journal(data: bytes, source: str) -> list[dict[str, Any]]:
         try:
             rec = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            if torn and i == len(lines) - 1:
-                break  # a torn last line from a crash mid-write
             raise InputError(f"{where}: not a journal record ({exc})", hint=f"--journal is {WHAT}") from None
         records.append(check_record(rec, where))
+    if tail.strip():  # the last line has no line break: whole, or torn by a crash mid-write (then dropped)
+        try:
+            rec = orjson.loads(tail)
+        except orjson.JSONDecodeError:
+            return records
+        records.append(check_record(rec, f"{source}:{len(lines) or 1}"))
     return records
 
 

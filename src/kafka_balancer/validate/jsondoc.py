@@ -62,7 +62,7 @@ def text_of(data: bytes, source: str, what: str) -> str:
     if nul >= 0:
         looks16 = len(data) > 1 and (data[1:2] == b"\x00" or data[:1] == b"\x00")
         if looks16:
-            raise InputError(f"{source} looks like UTF-16 text (NUL bytes), not UTF-8", hint=f"save {what} as UTF-8")
+            raise InputError(f"{source} holds NUL bytes (UTF-16 text?), not UTF-8", hint=f"save {what} as UTF-8")
         raise InputError(f"{source}: NUL byte at offset {nul}", hint=f"the file is damaged; give {what}")
     try:
         return data.decode("utf-8")

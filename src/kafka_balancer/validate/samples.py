@@ -105,6 +105,34 @@ def _int32(want: DataType) -> bool:
     return isinstance(want, IntegerType) or (isinstance(want, ArrayType) and isinstance(want.elementType, IntegerType))
 
 
+def check_sample_folder(samples_dir: str | Path) -> int:
+    """Check every Parquet sample file under ``samples_dir/parquet/<type>/`` (and that the ``*.jsonl`` files
+    are regular files); the number of Parquet files checked. Cheap (footers only): the CLI runs it before
+    Spark starts."""
+    from kafka_balancer.files.inputs import check_input_file
+    from kafka_balancer.pipeline.schemas import RECORD_TYPES
+
+    for f in sorted(Path(samples_dir).glob("*.jsonl")):  # a named pipe among them would block Spark's reader
+        check_input_file(f, "--samples", "a folder of sample files")
+    return sum(check_type_folder(Path(samples_dir) / "parquet" / rtype, rtype) for rtype in RECORD_TYPES)
+
+
+def check_type_folder(pdir: Path, rtype: str) -> int:
+    """:func:`check_parquet_file` on every file under ``pdir`` (names starting with ``.`` or ``_`` are
+    skipped, as Spark skips them); the number of files checked."""
+    if not pdir.is_dir():
+        return 0
+    checked = 0
+    for f in sorted(pdir.rglob("*")):
+        if f.is_dir() or any(part.startswith(("_", ".")) for part in f.relative_to(pdir).parts):
+            continue
+        if not f.is_file():  # a pipe or a device: Arrow would block on it or fail
+            raise InputError(f"sample file {f} is not a regular file", hint=HINT_PARQUET)
+        check_parquet_file(f, rtype)
+        checked += 1
+    return checked
+
+
 @dataclass(frozen=True)
 class SkippedRecords:
     """JSON-lines records the job could not use, by reason."""

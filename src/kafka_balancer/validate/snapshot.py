@@ -137,7 +137,7 @@ def _snapshot(doc: Any, source: str = "snapshot") -> Snapshot:
             bp = pos.get(rb) if isinstance(rb, int) and not isinstance(rb, bool) else None
             if bp is None:
                 raise InputError(
-                    f"{label}: replica {shown(rb)} is not a known broker ({known})",
+                    f"{label}: replicas[{k}] is {shown(rb)}, not a known broker ({known})",
                     hint=f"add broker {shown(rb)} to 'brokers' or fix the replica list of {topic}-{num}",
                 )
             if k >= width:  # more replicas than brokers: one must repeat

@@ -29,10 +29,12 @@ def evacuate(st: State, removed: np.ndarray | None = None) -> tuple[int, list[in
     for p in np.nonzero(on_dead)[0].tolist():
         row = st.rep[p]
         live = [int(b) for b in row if b >= 0 and st.alive[b]]
-        if not live:
+        # a broker being removed is still up: its replicas can be copied even if no other replica is live
+        source = live or [int(b) for b in row if b >= 0 and removed is not None and removed[b]]
+        if not source:
             stranded.append(p)
             continue
-        if st.ldr[p] < 0 or not st.alive[st.ldr[p]]:
+        if live and (st.ldr[p] < 0 or not st.alive[st.ldr[p]]):
             # offline partition with a live replica: it gets a leader among the live ones (not a demoted
             # one if another can lead)
             leaders = [b for b in live if st.may_lead[b]] or live

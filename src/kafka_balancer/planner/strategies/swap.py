@@ -60,8 +60,8 @@ def swap_between(st: State, hi: int, lo: int, r: int) -> bool:
     size_a = st.disk_bytes[a]
     size_b = np.concatenate([st.disk_bytes[b[:-1]], [0.0]])
     size = size_a[:, None] + size_b[None, :]
-    room = min(st.byte_budget, st.max_bytes - st.copied)
-    score = np.where((gain > 1e-9) & (size <= room), gain / (size + st.byte_floor), -np.inf)
+    byte_room = min(float(st.byte_budget), float(st.max_bytes - st.copied))
+    score = np.where((gain > 1e-9) & (size <= byte_room), gain / (size + st.byte_floor), -np.inf)
     flat = np.argsort(-score, axis=None, kind="stable")
     a_ok: dict[int, bool] = {}
     b_ok: dict[int, bool] = {}
@@ -84,13 +84,16 @@ def swap_between(st: State, hi: int, lo: int, r: int) -> bool:
     return False
 
 
-def shed(st: State, src: int, r: int) -> bool:
+def _partners(st: State, b: int, r: int, ascending: bool) -> list[int]:
     util_r = st.load[:, r] / st.cap[:, r]
-    partners = [int(d) for d in np.argsort(util_r, kind="stable") if st.alive[d] and d != src]
-    return any(swap_between(st, src, d, r) for d in partners[:MAX_PARTNERS])
+    order = np.argsort(util_r if ascending else -util_r, kind="stable")
+    order = order[st.alive[order] & (order != b)]
+    return [int(d) for d in order[:MAX_PARTNERS]]
+
+
+def shed(st: State, src: int, r: int) -> bool:
+    return any(swap_between(st, src, d, r) for d in _partners(st, src, r, ascending=True))
 
 
 def attract(st: State, dst: int, r: int) -> bool:
-    util_r = st.load[:, r] / st.cap[:, r]
-    partners = [int(s) for s in np.argsort(-util_r, kind="stable") if st.alive[s] and s != dst]
-    return any(swap_between(st, s, dst, r) for s in partners[:MAX_PARTNERS])
+    return any(swap_between(st, s, dst, r) for s in _partners(st, dst, r, ascending=False))

@@ -1,0 +1,221 @@
+// kafka-balancer dashboard: polls the JSON API and draws with inline SVG (no libraries, no network).
+"use strict";
+
+const RES = ["cpu", "disk", "nw_in", "nw_out"];
+const COLORS = { cpu: "#c0504d", disk: "#4f81bd", nw_in: "#9bbb59", nw_out: "#8064a2" };
+const SVGNS = "http://www.w3.org/2000/svg";
+let lastProposalAt = 0;
+let lastFingerprint = "";
+
+function el(tag, attrs, text) {
+  const e = tag.startsWith("svg:") ? document.createElementNS(SVGNS, tag.slice(4)) : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+const fmtSigma = (x) => Number(x).toFixed(4);
+const fmtPct = (x) => (100 * Number(x)).toFixed(1) + "%";
+const fmtMB = (b) => (Number(b || 0) / 1e6).toFixed(1);
+const fmtTime = (t) => (t ? new Date(t * 1000).toLocaleTimeString() : "");
+
+async function getJSON(path) {
+  const r = await fetch(path, { cache: "no-store" });
+  if (!r.ok) return null;
+  return r.json();
+}
+
+function barChart(res, load) {
+  const W = 420, H = 170, L = 40, B = 22, T = 10;
+  const brokers = load.brokers;
+  const r = load.resources[res];
+  const maxU = Math.max(1.0, load.theta * 1.1, ...brokers.map((b) => b.resources[res].util)) ;
+  const y = (u) => T + (H - T - B) * (1 - u / maxU);
+  const svg = el("svg:svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img" });
+  svg.appendChild(el("svg:rect", { class: "band", x: L, width: W - L - 4, y: y(r.band_high),
+    height: Math.max(1, y(r.band_low) - y(r.band_high)) }));
+  const n = brokers.length, slot = (W - L - 4) / Math.max(1, n);
+  brokers.forEach((b, i) => {
+    const u = b.resources[res].util;
+    const cls = !b.alive ? "bar dead" : u > load.theta ? "bar over" : "bar";
+    const x = L + i * slot + slot * 0.15;
+    svg.appendChild(el("svg:rect", { class: cls, x, width: slot * 0.7, y: y(u), height: Math.max(0, y(0) - y(u)),
+      "data-broker": b.id, "data-res": res }));
+    svg.appendChild(el("svg:text", { class: "lbl", x: x + slot * 0.35, y: H - 8, "text-anchor": "middle" }, String(b.id)));
+    svg.appendChild(el("svg:text", { class: "lbl", x: x + slot * 0.35, y: y(u) - 2, "text-anchor": "middle",
+      "data-k": `util-${b.id}-${res}` }, fmtPct(u)));
+  });
+  svg.appendChild(el("svg:line", { class: "theta", x1: L, x2: W - 4, y1: y(load.theta), y2: y(load.theta) }));
+  svg.appendChild(el("svg:line", { class: "axis", x1: L, x2: L, y1: T, y2: H - B }));
+  for (const t of [0, 0.5, 1.0]) {
+    if (t <= maxU) svg.appendChild(el("svg:text", { class: "lbl", x: L - 4, y: y(t) + 3, "text-anchor": "end" }, `${t * 100}%`));
+  }
+  const box = el("div", { class: "chart" });
+  const h = el("h3", {}, `${res}: σ `);
+  h.appendChild(el("span", { "data-k": `sigma-${res}` }, fmtSigma(r.sigma)));
+  h.appendChild(document.createTextNode(` (η ${fmtSigma(r.eta)}), mean ${fmtPct(r.mean_util)}, band ${fmtPct(r.band_low)}–${fmtPct(r.band_high)}, ` + (r.balanced ? "balanced" : "not balanced")));
+  box.appendChild(h);
+  box.appendChild(svg);
+  return box;
+}
+
+function sigmaChart(res, hist, eta) {
+  const W = 420, H = 140, L = 46, B = 18, T = 8;
+  const svg = el("svg:svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img" });
+  const pts = hist.map((h) => [h.ts, h.sigma[res]]);
+  const maxS = Math.max(eta * 1.5, ...pts.map((p) => p[1]), 1e-6);
+  const t0 = pts.length ? pts[0][0] : 0, t1 = pts.length ? pts[pts.length - 1][0] : 1;
+  const x = (t) => L + (W - L - 6) * (t1 > t0 ? (t - t0) / (t1 - t0) : 1);
+  const y = (s) => T + (H - T - B) * (1 - s / maxS);
+  svg.appendChild(el("svg:line", { class: "axis", x1: L, x2: L, y1: T, y2: H - B }));
+  svg.appendChild(el("svg:line", { class: "axis", x1: L, x2: W - 6, y1: H - B, y2: H - B }));
+  svg.appendChild(el("svg:line", { x1: L, x2: W - 6, y1: y(eta), y2: y(eta), stroke: "#999", "stroke-dasharray": "4 3" }));
+  svg.appendChild(el("svg:text", { class: "lbl", x: L - 4, y: y(maxS) + 8, "text-anchor": "end" }, maxS.toFixed(3)));
+  svg.appendChild(el("svg:text", { class: "lbl", x: L - 4, y: H - B, "text-anchor": "end" }, "0"));
+  if (pts.length) {
+    const d = pts.map((p, i) => `${i ? "L" : "M"}${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(" ");
+    svg.appendChild(el("svg:path", { d, fill: "none", stroke: COLORS[res], "stroke-width": 2 }));
+    svg.appendChild(el("svg:text", { class: "lbl", x: L, y: H - 4 }, fmtTime(t0)));
+    svg.appendChild(el("svg:text", { class: "lbl", x: W - 6, y: H - 4, "text-anchor": "end" }, fmtTime(t1)));
+  }
+  const box = el("div", { class: "chart" });
+  box.appendChild(el("h3", {}, `${res} (${pts.length} windows)`));
+  box.appendChild(svg);
+  return box;
+}
+
+function renderState(s) {
+  const sum = document.getElementById("summary");
+  sum.replaceChildren();
+  const add = (k, label, v) => { const sp = el("span"); sp.append(`${label} `); sp.appendChild(el("b", { "data-k": k }, String(v))); sum.appendChild(sp); };
+  add("brokers-alive", "brokers alive", s.brokers_alive.length);
+  add("partitions", "partitions", s.partitions);
+  add("under-replicated", "under-replicated", s.under_replicated);
+  add("open-anomalies", "open anomalies", s.open_anomalies);
+  add("self-healing", "self-healing", s.self_healing.join(",") || "off");
+  add("mode", "mode", s.dry_run ? "dry-run" : "live");
+  add("model", "model", s.model.status);
+  document.getElementById("switch-state").textContent = s.paused ? "paused" : "running";
+  const ex = document.getElementById("execution");
+  ex.replaceChildren();
+  if (s.execution) {
+    const e = s.execution;
+    const frac = e.bytes_planned > 0 ? e.bytes_moved / e.bytes_planned : e.partitions ? e.partitions_moved / e.partitions : 0;
+    const bar = el("span", { class: "progress" });
+    bar.appendChild(el("div", { style: `width:${(100 * Math.min(1, frac)).toFixed(0)}%` }));
+    ex.append(`${e.id}: `);
+    ex.appendChild(bar);
+    ex.appendChild(el("span", { "data-k": "exec-progress" }, ` ${e.partitions_moved}/${e.partitions} partitions, ${fmtMB(e.bytes_moved)}/${fmtMB(e.bytes_planned)} MB`));
+  } else {
+    ex.textContent = "none running" + (s.cooldown_left_s > 0 ? ` (cooldown ${s.cooldown_left_s.toFixed(0)} s)` : "");
+  }
+}
+
+function renderLoad(load) {
+  const box = document.getElementById("load");
+  box.replaceChildren(...RES.map((r) => barChart(r, load)));
+  const sg = document.getElementById("sigma");
+  sg.replaceChildren(...RES.map((r) => sigmaChart(r, load.sigma_history || [], load.eta)));
+}
+
+function renderAnomalies(list) {
+  const tb = document.querySelector("#anomalies tbody");
+  tb.replaceChildren(...list.slice(0, 40).map((a) => {
+    const tr = el("tr", { "data-id": a.id });
+    tr.appendChild(el("td", {}, fmtTime(a.first_seen)));
+    tr.appendChild(el("td", {}, a.type));
+    tr.appendChild(el("td", {}, a.key));
+    tr.appendChild(el("td", { class: `state-${a.state}`, "data-k": `anomaly-state-${a.id}` }, a.state));
+    tr.appendChild(el("td", {}, a.reason));
+    return tr;
+  }));
+}
+
+function renderExecutions(list) {
+  const tb = document.querySelector("#executions tbody");
+  tb.replaceChildren(...list.slice(0, 20).map((x) => {
+    const tr = el("tr");
+    for (const v of [x.id, x.mode || "", x.state, x.partitions ?? "", fmtMB(x.bytes_planned), fmtMB(x.bytes_moved), x.reason || ""]) tr.appendChild(el("td", {}, String(v)));
+    return tr;
+  }));
+}
+
+function renderProposal(p) {
+  const box = document.getElementById("proposal");
+  box.replaceChildren();
+  const head = el("p");
+  head.append("moves: ");
+  head.appendChild(el("b", { "data-k": "proposal-partitions" }, String(p.partitions)));
+  head.append(` partitions (${p.replica_moves} replica moves, ${p.leader_moves} leader changes), `);
+  head.appendChild(el("b", { "data-k": "proposal-mb" }, fmtMB(p.bytes)));
+  head.append(` MB; balanced before: ${p.balanced_before}, after: ${p.balanced_after}`);
+  box.appendChild(head);
+  const t = el("table");
+  const hr = el("tr");
+  for (const h of ["resource", "σ before", "σ after", "max γ before", "max γ after"]) hr.appendChild(el("th", {}, h));
+  t.appendChild(hr);
+  for (const r of RES) {
+    const tr = el("tr");
+    tr.appendChild(el("td", {}, r));
+    tr.appendChild(el("td", { "data-k": `proposal-before-${r}` }, fmtSigma(p.before[r].sigma)));
+    tr.appendChild(el("td", { "data-k": `proposal-after-${r}` }, fmtSigma(p.after[r].sigma)));
+    tr.appendChild(el("td", {}, Number(p.before[r].gamma).toFixed(3)));
+    tr.appendChild(el("td", {}, Number(p.after[r].gamma).toFixed(3)));
+    t.appendChild(tr);
+  }
+  box.appendChild(t);
+  if (p.moves.length) {
+    const mt = el("table");
+    const mh = el("tr");
+    for (const h of ["partition", "from", "to", "MB"]) mh.appendChild(el("th", {}, h));
+    mt.appendChild(mh);
+    for (const m of p.moves.slice(0, 15)) {
+      const tr = el("tr");
+      for (const v of [`${m.topic}-${m.partition}`, `[${m.from.join(",")}]`, `[${m.to.join(",")}]`, fmtMB(m.bytes)]) tr.appendChild(el("td", {}, v));
+      mt.appendChild(tr);
+    }
+    box.appendChild(mt);
+  }
+}
+
+async function tick() {
+  try {
+    const s = await getJSON("/api/state");
+    if (!s) return;
+    renderState(s);
+    const [an, ex] = await Promise.all([getJSON("/api/anomalies?limit=40"), getJSON("/api/executions?limit=20")]);
+    if (an) renderAnomalies(an.anomalies);
+    if (ex) renderExecutions(ex.executions);
+    if (s.rounds > 0) {
+      const load = await getJSON("/api/load");
+      if (load) {
+        renderLoad(load);
+        const now = Date.now();
+        if (load.fingerprint !== lastFingerprint || now - lastProposalAt > 60000) {
+          lastFingerprint = load.fingerprint;
+          lastProposalAt = now;
+          const p = await getJSON("/api/proposal?moves=15");
+          if (p) renderProposal(p);
+        }
+      }
+    }
+    document.body.dataset.updated = String(Date.now());
+  } catch (e) {
+    document.getElementById("action-msg").textContent = "connection lost; retrying";
+  }
+}
+
+async function post(path) {
+  const tok = document.getElementById("token").value.trim();
+  sessionStorage.setItem("kb-token", tok);
+  const msg = document.getElementById("action-msg");
+  const r = await fetch(path, { method: "POST", headers: { Authorization: `Bearer ${tok}` } });
+  const body = await r.json().catch(() => ({}));
+  msg.textContent = r.ok ? (body.paused ? "paused" : "resumed") : (body.error || `HTTP ${r.status}`);
+  await tick();
+}
+
+document.getElementById("token").value = sessionStorage.getItem("kb-token") || "";
+document.getElementById("pause").addEventListener("click", () => post("/api/pause"));
+document.getElementById("resume").addEventListener("click", () => post("/api/resume"));
+tick();
+setInterval(tick, 2000);

@@ -1,0 +1,123 @@
+"""The dashboard in a real browser: Debian's Chromium, headless, driven by Selenium (chromium-driver).
+
+The page loads with no console errors, the numbers it shows equal the API's, pause and resume work from
+the page, and a screenshot is kept in out/serve-dashboard.png.
+"""
+
+from __future__ import annotations
+
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from kafka.admin import NewTopic
+
+from kafka import KafkaProducer
+from kafka_balancer.demo.screenshot import browser_missing, open_browser
+from kafka_balancer.serve.config import ServeConfig
+from kafka_balancer.serve.runtime import Started, start
+
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+TOKEN = "browser-test-token"
+OUT = Path(__file__).resolve().parents[2] / "out"
+
+
+def get(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=60) as r:
+        return orjson.loads(r.read())
+
+
+@pytest.fixture()
+def service(kafka_cluster: Any, tmp_path: Path) -> Iterator[Started]:
+    admin = kafka_cluster.admin()
+    if "dash" not in admin.list_topics():
+        admin.create_topics([NewTopic("dash", -1, -1, replica_assignments={p: [1, 2] if p % 2 else [2, 1]
+                                                                           for p in range(6)})])
+        admin.wait_for_topics(["dash"], timeout_ms=30000)
+        p = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap, acks="all")
+        for i in range(300):
+            p.send("dash", value=b"x" * 3000, partition=i % 6)
+        p.flush(timeout=60)
+        p.close()
+    cfg = ServeConfig(bootstrap=kafka_cluster.bootstrap, state_dir=tmp_path / "serve", interval_s=1.0,
+                      window_s=4.0, token=TOKEN, eps=0.1,
+                      capacity={"cpu": 100.0, "disk": 1e7, "nw_in": 1e6, "nw_out": 1e6})
+    s = start(cfg, model_source="sizes", port=0)
+    try:
+        deadline = time.monotonic() + 60
+        while not (s.service.sigma_history and s.service.rounds >= 2):
+            assert time.monotonic() < deadline, "no window evaluated within 60 s"
+            time.sleep(0.5)
+        yield s
+    finally:
+        s.stop()
+
+
+def text(drv: Any, key: str) -> str:
+    from selenium.webdriver.common.by import By
+
+    return str(drv.find_element(By.CSS_SELECTOR, f'[data-k="{key}"]').text)
+
+
+def test_dashboard_in_chromium(service: Started, tmp_path: Path) -> None:
+    why = browser_missing()
+    if why:
+        pytest.skip(f"Chromium is not installed ({why}): run ./dev setup, or apt-get install chromium "
+                    "chromium-driver")
+    from selenium.webdriver.common.by import By
+
+    url = service.http.url
+    drv = open_browser(tmp_path / "profile")
+    try:
+        drv.get(url + "/")
+        deadline = time.monotonic() + 60
+        while drv.execute_script("return document.querySelectorAll('#load svg').length") < 4 or \
+                not drv.execute_script("return document.querySelector('[data-k=\"proposal-partitions\"]') !== null"):
+            assert time.monotonic() < deadline, "the dashboard did not render the model within 60 s"
+            time.sleep(0.3)
+        time.sleep(2.5)  # one more poll: the page and the API now show the same model
+        load = get(url + "/api/load")
+        state = get(url + "/api/state")
+        prop = get(url + "/api/proposal")
+        for r in ("cpu", "disk", "nw_in", "nw_out"):
+            assert text(drv, f"sigma-{r}") == f"{load['resources'][r]['sigma']:.4f}", r
+            for b in load["brokers"]:
+                assert text(drv, f"util-{b['id']}-{r}") == f"{100 * b['resources'][r]['util']:.1f}%", (b["id"], r)
+            assert text(drv, f"proposal-before-{r}") == f"{prop['before'][r]['sigma']:.4f}"
+            assert text(drv, f"proposal-after-{r}") == f"{prop['after'][r]['sigma']:.4f}"
+        assert text(drv, "brokers-alive") == str(len(state["brokers_alive"]))
+        assert text(drv, "partitions") == str(state["partitions"])
+        assert text(drv, "proposal-partitions") == str(prop["partitions"])
+        assert text(drv, "proposal-mb") == f"{prop['bytes'] / 1e6:.1f}"
+        rows = drv.find_elements(By.CSS_SELECTOR, "#anomalies tbody tr")
+        api_an = get(url + "/api/anomalies?limit=40")["anomalies"]
+        assert len(rows) == len(api_an) > 0
+        for a in api_an:
+            assert text(drv, f"anomaly-state-{a['id']}") == a["state"]
+
+        # pause and resume from the page, with the token typed in
+        drv.find_element(By.ID, "token").send_keys(TOKEN)
+        drv.find_element(By.ID, "pause").click()
+        deadline = time.monotonic() + 20
+        while not (get(url + "/api/state")["paused"] and drv.find_element(By.ID, "switch-state").text == "paused"):
+            assert time.monotonic() < deadline, "pause from the page did not take"
+            time.sleep(0.3)
+        assert service.service.paused
+        drv.find_element(By.ID, "resume").click()
+        deadline = time.monotonic() + 20
+        while get(url + "/api/state")["paused"] or drv.find_element(By.ID, "switch-state").text != "running":
+            assert time.monotonic() < deadline, "resume from the page did not take"
+            time.sleep(0.3)
+
+        OUT.mkdir(exist_ok=True)
+        drv.set_window_size(1400, min(4000, int(drv.execute_script("return document.body.scrollHeight")) + 40))
+        drv.save_screenshot(str(OUT / "serve-dashboard.png"))
+        errors = [e for e in drv.get_log("browser") if e.get("level") == "SEVERE"]
+        assert errors == [], errors
+    finally:
+        drv.quit()
+    assert (OUT / "serve-dashboard.png").stat().st_size > 10_000

@@ -1,0 +1,199 @@
+"""Operator modes of the planner (issue 13 §2): hand-checked small clusters, bad input, and the shared
+invariant checker over many seeded random cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kafka_balancer.errors import InputError
+from kafka_balancer.model.snapshot import Snapshot
+from kafka_balancer.planner import plan
+from kafka_balancer.planner.constraints import Constraints
+from kafka_balancer.planner.invariants import hard_violations, mode_violations
+from kafka_balancer.sim.cluster import ClusterSpec, generate
+
+GB = 1e9
+
+
+def _snap(
+    replicas: list[list[int]],
+    *,
+    n: int = 4,
+    topics: list[str] | None = None,
+    disk: list[float] | None = None,
+    racks: list[str | None] | None = None,
+    cap_disk: float = 1000 * GB,
+) -> Snapshot:
+    """``n`` equal brokers; partition i of topic ``topics[i]`` (default "t"), leader = first replica; loads
+    small and equal unless ``disk`` (GB per replica) says otherwise."""
+    p = len(replicas)
+    d = np.asarray(disk if disk is not None else [10.0] * p) * GB
+    lead = np.stack([np.full(p, 1.0), d, np.full(p, 1e5), np.full(p, 3e5)], axis=1)
+    fol = np.stack([np.full(p, 0.5), d, np.full(p, 1e5), np.zeros(p)], axis=1)
+    names = topics if topics is not None else ["t"] * p
+    uniq = sorted(set(names))
+    cap = np.tile([100.0, cap_disk, 1.25e8, 1.25e8], (n, 1))
+    return Snapshot.build(
+        broker_ids=list(range(n)), capacity=cap, topics=uniq, topic_idx=[uniq.index(t) for t in names],
+        partition=list(range(p)), replicas=replicas, leader=[r[0] for r in replicas],
+        leader_load=lead, follower_load=fol, racks=racks,
+    )
+
+
+def _check(snap: Snapshot, c: Constraints, **kw: object) -> object:
+    r = plan(snap, constraints=c, **kw)  # type: ignore[arg-type]
+    assert hard_violations(snap, r.after_snapshot) == []
+    assert mode_violations(snap, r.after_snapshot, c) == []
+    assert r.summary["mode"] == c.mode and r.summary["constraints"] == c.as_dict()
+    return r
+
+
+def test_remove_brokers_empties_them_and_balances_the_rest() -> None:
+    # 4 brokers, broker 3 holds a replica of every partition
+    snap = _snap([[3, i % 3] for i in range(12)])
+    r = _check(snap, Constraints(remove_brokers=frozenset({3})))
+    after = r.after_snapshot  # type: ignore[attr-defined]
+    assert not (after.replicas == 3).any()
+    counts = np.bincount(after.replicas.ravel(), minlength=4)
+    assert counts[:3].tolist() == [8, 8, 8]  # 24 replicas over the three that stay, evenly
+    assert all(e.replicas[0] != 3 for e in r.plan.entries)  # type: ignore[attr-defined]
+
+
+def test_remove_refuses_when_replication_factor_cannot_be_kept() -> None:
+    snap = _snap([[0, 1, 2]], n=3)
+    with pytest.raises(InputError, match=r"t-0 has replication factor 3"):
+        plan(snap, constraints=Constraints(remove_brokers=frozenset({2})))
+
+
+def test_remove_refuses_when_rack_spread_would_drop() -> None:
+    # brokers 0,1 in rack a, 2,3 in rack b; t-0 on racks a and b; removing both rack-b brokers would put it
+    # in one rack; one of them alone is fine
+    snap = _snap([[0, 2]], racks=["a", "a", "b", "b"])
+    with pytest.raises(InputError, match=r"partition t-0 spans racks \['a', 'b'\]"):
+        plan(snap, constraints=Constraints(remove_brokers=frozenset({2, 3})))
+    r = _check(snap, Constraints(remove_brokers=frozenset({2})))
+    assert sorted(r.after_snapshot.replicas[0].tolist()) == [0, 3]  # type: ignore[attr-defined]
+
+
+def test_remove_refuses_when_capacity_is_short() -> None:
+    # 600 GB replicas on disks of 1000 GB: broker 2's replica fits nowhere once it must leave
+    snap = _snap([[0], [1], [2]], n=3, disk=[600.0, 600.0, 600.0])
+    with pytest.raises(InputError, match=r"partition t-2 needs 600.0 GB of disk"):
+        plan(snap, constraints=Constraints(remove_brokers=frozenset({2})))
+
+
+def test_remove_refuses_a_budget_below_what_must_leave() -> None:
+    snap = _snap([[3, 0], [3, 1]])
+    with pytest.raises(InputError, match=r"--max-bytes 10.0 GB is below the 20.0 GB"):
+        plan(snap, constraints=Constraints(remove_brokers=frozenset({3}), max_bytes=10 * GB))
+
+
+def test_add_brokers_only_they_receive() -> None:
+    # brokers 0-2 full, 3 and 4 new and empty; only 4 is listed
+    snap = _snap([[i % 3, (i + 1) % 3] for i in range(15)], n=5)
+    r = _check(snap, Constraints(add_brokers=frozenset({4})))
+    after = r.after_snapshot  # type: ignore[attr-defined]
+    assert not (after.replicas == 3).any()
+    assert (after.replicas == 4).sum() >= 5  # it was filled
+    assert r.replica_moves == (after.replicas == 4).sum()  # type: ignore[attr-defined]
+
+
+def test_demote_moves_leadership_off_and_lists_the_broker_last() -> None:
+    snap = _snap([[0, 1], [0, 2], [1, 0], [2, 3]])
+    r = _check(snap, Constraints(demote_brokers=frozenset({0})))
+    assert not (r.after_snapshot.leader == 0).any()  # type: ignore[attr-defined]
+    entries = {e.partition: e.replicas for e in r.plan.entries}  # type: ignore[attr-defined]
+    # every partition that had 0 first is rewritten with 0 last (or without 0, if balance moved it away)
+    assert 0 in entries and 1 in entries
+    assert all(reps[-1] == 0 for reps in entries.values() if 0 in reps)
+    assert all(reps[0] != 0 for reps in entries.values())
+
+
+def test_demote_cannot_help_a_partition_living_only_on_demoted_brokers() -> None:
+    snap = _snap([[0], [1, 2]])
+    r = plan(snap, constraints=Constraints(demote_brokers=frozenset({0})))
+    assert int(r.after_snapshot.leader[0]) == 0
+    assert any("no other replica may lead them" in w and "t-0" in w for w in r.warnings)
+
+
+def test_excluded_topics_never_move_but_count() -> None:
+    # everything on broker 0: the payments topic is excluded, the other one may move
+    names = ["payments.eu"] * 4 + ["logs"] * 4
+    snap = _snap([[0]] * 8, topics=names)
+    r = _check(snap, Constraints(exclude_topics=r"payments\..*"))
+    after = r.after_snapshot  # type: ignore[attr-defined]
+    pay = np.array([snap.topics[t] == "payments.eu" for t in snap.topic_idx])
+    assert (after.replicas[pay] == 0).all()
+    # the excluded load still counts: broker 0 keeps 4 × 10 GB, so the other topic's replicas leave it
+    assert (after.replicas[~pay] != 0).all()
+
+
+def test_leadership_only_moves_no_replica() -> None:
+    snap = _snap([[0, 1]] * 6 + [[2, 3]])
+    r = _check(snap, Constraints(leadership_only=True))
+    assert r.replica_moves == 0 and r.leader_moves > 0  # type: ignore[attr-defined]
+    assert np.array_equal(np.sort(r.after_snapshot.replicas, axis=1), np.sort(snap.replicas, axis=1))  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("budget", [Constraints(max_moves=1), Constraints(max_bytes=15 * GB), Constraints(max_moves=0)])
+def test_budget_kept_and_remainder_reported(budget: Constraints) -> None:
+    snap = _snap([[0]] * 8)
+    r = _check(snap, budget)
+    assert r.moved_bytes <= 10 * GB + 1  # type: ignore[attr-defined]
+    assert r.remaining and r.remaining[0].startswith("the move or byte budget is spent")  # type: ignore[attr-defined]
+    assert not r.after.balanced()  # type: ignore[attr-defined]
+
+
+def test_modes_compose() -> None:
+    snap = _snap([[i % 4, (i + 1) % 4] for i in range(16)], n=6)
+    c = Constraints(add_brokers=frozenset({4}), remove_brokers=frozenset({3}), demote_brokers=frozenset({2}))
+    r = _check(snap, c)
+    assert r.summary["mode"] == "add-brokers+remove-brokers+demote-brokers"  # type: ignore[attr-defined]
+    assert not (r.after_snapshot.replicas == 5).any()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("c", "message"),
+    [
+        (Constraints(add_brokers=frozenset({9})), "--add-brokers: broker 9 is not in the snapshot"),
+        (Constraints(demote_brokers=frozenset({-1})), "--demote-brokers: broker -1 is not in the snapshot"),
+        (Constraints(add_brokers=frozenset({1}), remove_brokers=frozenset({1})), "broker 1 is listed both"),
+        (Constraints(exclude_topics="pay(ments"), "--exclude-topics 'pay(ments' is not a valid regular expression"),
+        (Constraints(max_moves=-3), "--max-moves -3 is negative"),
+        (Constraints(max_bytes=-1.0), "--max-bytes -1.0 is negative"),
+        (Constraints(max_bytes=float("nan")), "--max-bytes nan is negative or not a number"),
+    ],
+)
+def test_bad_input_is_one_line_naming_it(c: Constraints, message: str) -> None:
+    with pytest.raises(InputError) as e:
+        plan(_snap([[0, 1]]), constraints=c)
+    assert e.value.message.startswith(message) and "\n" not in e.value.message
+
+
+SMALL = ClusterSpec(brokers=12, brokers_per_host=2, racks=3, topics=12, partitions=240, new_brokers=2, name="small")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_invariants_hold_for_random_modes(seed: int) -> None:
+    """The shared checker over seeded random combinations of modes on a 14-broker cluster."""
+    snap = generate(SMALL, seed=seed)
+    rng = np.random.default_rng(seed)
+    ids = [int(b) for b in rng.permutation(snap.n_brokers)]
+    c = Constraints(
+        add_brokers=frozenset(ids[:2]) if rng.random() < 0.4 else frozenset(),
+        remove_brokers=frozenset(ids[2:3]) if rng.random() < 0.5 else frozenset(),
+        demote_brokers=frozenset(ids[3:5]) if rng.random() < 0.5 else frozenset(),
+        exclude_topics="topic-000[0-3]" if rng.random() < 0.5 else None,
+        leadership_only=bool(rng.random() < 0.15),
+        max_moves=int(rng.integers(0, 40)) if rng.random() < 0.3 else None,
+        max_bytes=float(rng.uniform(0, 2e12)) if rng.random() < 0.3 else None,
+    )
+    try:
+        r = plan(snap, constraints=c)
+    except InputError as e:  # a removal the budget or layout cannot carry is refused, naming why
+        assert "remove" in e.message or "--max" in e.message
+        return
+    assert hard_violations(snap, r.after_snapshot) == []
+    assert mode_violations(snap, r.after_snapshot, c) == []
+    assert [g.name for g in r.goals][:2] == ["capacity", "distribution"]

@@ -1,0 +1,148 @@
+"""The HTTP API over a service fed with hand-made sampling rounds (no cluster, no threads): every
+endpoint, authentication, errors naming the field, the OpenAPI schema and the metrics."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from kafka_balancer.serve.api import create_app
+from kafka_balancer.serve.config import ServeConfig
+from kafka_balancer.serve.observation import Observation, Replicas
+from kafka_balancer.serve.service import Service
+
+TOKEN = "s3cret-token"
+
+
+def round_(alive: set[int], ts: float) -> Observation:
+    # 12 partitions, RF 2, all on brokers 1 and 2: broker 3 is new and empty, broker 4 holds one
+    parts = {("t", p): Replicas((1 + p % 2, 2 - p % 2), 1 + p % 2, (1, 2)) for p in range(12)}
+    parts[("u", 0)] = Replicas((4, 1), 4, (4, 1))
+    return Observation(ts, frozenset(alive), {b: f"rack-{b}" for b in alive}, parts)
+
+
+@pytest.fixture()
+def svc(tmp_path: Path) -> Service:
+    cfg = ServeConfig(bootstrap="127.0.0.1:1", state_dir=tmp_path / "serve", token=TOKEN,
+                      basic_user="ops", basic_password="pw", capacity={"cpu": 100, "disk": 1e9, "nw_in": 1e6,
+                                                                       "nw_out": 1e6})
+    s = Service(cfg, model_source="sizes")
+    s.on_round(round_({1, 2, 3, 4}, 1000.0), {("t", p): 10_000_000 * (1 + p) for p in range(12)} |
+               {("u", 0): 1_000_000})
+    return s
+
+
+@pytest.fixture()
+def client(svc: Service) -> TestClient:
+    return TestClient(create_app(svc, TOKEN, ("ops", "pw")), raise_server_exceptions=False)
+
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def test_reads(client: TestClient, svc: Service) -> None:
+    st = client.get("/api/state").json()
+    assert st["brokers_alive"] == [1, 2, 3, 4] and st["partitions"] == 13 and st["config"]["token"] == "***"
+    load = client.get("/api/load").json()
+    b1 = next(b for b in load["brokers"] if b["id"] == 1)
+    assert b1["replicas"] == 13 and abs(b1["resources"]["disk"]["util"] - (sum(1e7 * (1 + p) for p in range(12))
+                                                                            + 1e6) / 1e9) < 1e-9
+    d = load["resources"]["disk"]
+    assert d["band_low"] == pytest.approx(d["mean_util"] * 0.9)
+    assert d["band_high"] == pytest.approx(d["mean_util"] * 1.1)
+    assert d["sigma"] > load["eta"] and not d["balanced"]
+    prop = client.get("/api/proposal", params={"eps": 0.2}).json()
+    assert prop["mode"] == "rebalance" and prop["partitions"] > 0 and prop["balanced_after"]
+    assert prop["after"]["disk"]["sigma"] < prop["before"]["disk"]["sigma"]
+    an = client.get("/api/anomalies").json()["anomalies"]
+    assert {a["type"] for a in an} >= {"new_brokers"}
+    assert client.get("/api/executions").json() == {"executions": []}
+    m = client.get("/metrics").text
+    assert 'kafka_balancer_sigma{resource="disk"}' in m
+    assert 'kafka_balancer_anomalies{state="waiting",type="new_brokers"} 1.0' in m
+    schema = client.get("/openapi.json").json()
+    for path in ("/api/state", "/api/load", "/api/proposal", "/api/anomalies", "/api/executions",
+                 "/api/rebalance", "/api/add-brokers", "/api/remove-brokers", "/api/demote-brokers",
+                 "/api/stop", "/api/pause", "/api/resume"):
+        assert path in schema["paths"], path
+    assert "BrokersRequest" in schema["components"]["schemas"]
+    page = client.get("/")
+    assert page.status_code == 200 and "/static/app.js" in page.text
+    assert client.get("/static/app.js").status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/api/rebalance", "/api/add-brokers", "/api/remove-brokers",
+                                  "/api/demote-brokers", "/api/stop", "/api/pause", "/api/resume"])
+def test_writes_without_credentials_are_refused_and_change_nothing(client: TestClient, svc: Service,
+                                                                   path: str) -> None:
+    before = (svc.paused, list(svc.executions), svc.anomaly_store.read())
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic " + base64.b64encode(
+            b"ops:nope").decode()}, {"Authorization": "Basic !!"}):
+        r = client.post(path, json={"brokers": [3], "dry_run": False}, headers=headers)
+        assert r.status_code == 401 and r.json()["field"] == "Authorization"
+        assert r.headers["www-authenticate"].startswith("Bearer")
+    assert (svc.paused, list(svc.executions), svc.anomaly_store.read()) == before
+
+
+def test_pause_resume_with_bearer_and_basic(client: TestClient, svc: Service) -> None:
+    assert client.post("/api/pause", headers=AUTH).json() == {"paused": True, "stopped": None}
+    assert svc.paused and client.get("/api/state").json()["paused"]
+    basic = {"Authorization": "Basic " + base64.b64encode(b"ops:pw").decode()}
+    assert client.post("/api/resume", headers=basic).json()["paused"] is False
+    assert client.post("/api/stop", headers=AUTH).json() == {"paused": False, "stopped": False}
+
+
+def test_operator_actions_are_dry_runs_by_default(client: TestClient, svc: Service) -> None:
+    r = client.post("/api/add-brokers", json={"brokers": [3]}, headers=AUTH).json()
+    assert r["dry_run"] and r["execution"] is None and r["proposal"]["mode"] == "add_brokers"
+    assert any(3 in m["to"] for m in r["proposal"]["moves"])
+    r = client.post("/api/remove-brokers", json={"brokers": [4]}, headers=AUTH).json()
+    assert r["proposal"]["partitions"] >= 1 and all(4 not in m["to"] for m in r["proposal"]["moves"])
+    r = client.post("/api/demote-brokers", json={"brokers": [1]}, headers=AUTH).json()
+    assert r["proposal"]["replica_moves"] == 0 and all(m["to"][0] != 1 for m in r["proposal"]["moves"])
+    assert r["proposal"]["bytes"] == 0
+    r = client.post("/api/rebalance", json={}, headers=AUTH).json()
+    assert r["dry_run"] and r["proposal"]["partitions"] > 0
+    assert svc.executions == {}
+
+
+@pytest.mark.parametrize(("path", "body", "code", "field"), [
+    ("/api/add-brokers", {"brokers": "3"}, 422, "brokers"),
+    ("/api/add-brokers", {"brokers": []}, 422, "brokers"),
+    ("/api/add-brokers", {}, 422, "brokers"),
+    ("/api/add-brokers", {"brokers": [3], "dry_run": "maybe"}, 422, "dry_run"),
+    ("/api/add-brokers", {"brokers": [3], "extra": 1}, 422, "extra"),
+    ("/api/add-brokers", {"brokers": [99]}, 400, "brokers"),
+    ("/api/demote-brokers", {"brokers": [7]}, 400, "brokers"),
+    ("/api/rebalance", {"theta": 2}, 422, "theta"),
+    ("/api/rebalance", {"eps": -1}, 422, "eps"),
+    ("/api/rebalance", [1, 2], 422, "body"),
+])
+def test_bad_bodies_are_4xx_naming_the_field(client: TestClient, path: str, body: object, code: int,
+                                             field: str) -> None:
+    r = client.post(path, json=body, headers=AUTH)
+    assert r.status_code == code, r.text
+    assert r.json()["field"] == field and field in r.json()["error"]
+    assert "Traceback" not in r.text
+
+
+def test_malformed_json_and_bad_queries(client: TestClient) -> None:
+    r = client.post("/api/rebalance", content=b"{not json", headers={**AUTH, "content-type": "application/json"})
+    assert r.status_code == 422 and "Traceback" not in r.text
+    r = client.get("/api/proposal", params={"theta": "abc"})
+    assert r.status_code == 422 and r.json()["field"] == "theta"
+    r = client.get("/api/anomalies", params={"limit": 0})
+    assert r.status_code == 422 and r.json()["field"] == "limit"
+    assert client.get("/api/nope").status_code == 404
+    assert client.delete("/api/state").status_code == 405
+
+
+def test_no_model_yet_is_409_not_500(tmp_path: Path) -> None:
+    s = Service(ServeConfig(bootstrap="127.0.0.1:1", state_dir=tmp_path / "s", token=TOKEN), model_source="sizes")
+    c = TestClient(create_app(s, TOKEN), raise_server_exceptions=False)
+    assert c.get("/api/load").status_code == 409
+    assert c.get("/api/proposal").status_code == 409
+    assert c.get("/api/state").status_code == 200
