@@ -110,6 +110,7 @@ class Service:
         self._proposal_cache: dict[tuple[Any, ...], tuple[Proposal, Snapshot]] = {}
         self._proposal_lock = threading.Lock()
         self._json_cache: dict[tuple[str, Any], bytes] = {}
+        self._retry_after: dict[str, float] = {}  # anomaly id -> no new plan for it before then
         self._sigma_after_due: list[str] = []  # executions whose σ after is taken at the next round
         self._restore()
 
@@ -207,7 +208,8 @@ class Service:
                 self.model.status = ("disk from replica sizes until the pipeline's first snapshot"
                                      if self.model_source == "pipeline" else "loads: replica sizes only")
             self.obs = obs
-            self.sizes = dict(sizes)
+            # a round whose describe_log_dirs failed (a broker starting) keeps the sizes seen before
+            self.sizes = {tp: sizes.get(tp, self.sizes.get(tp, 0)) for tp in obs.partitions}
             self.known |= obs.brokers()
             for b in obs.alive:
                 self.racks[b] = obs.racks.get(b)
@@ -368,7 +370,8 @@ class Service:
     def heal(self) -> None:
         with self.lock:
             now = time.time()
-            pending = [a for a in self.book.open() if a.state in (S.DETECTED, S.WAITING) and self.book.confirmed(a)]
+            pending = [a for a in self.book.open() if a.state in (S.DETECTED, S.WAITING) and self.book.confirmed(a)
+                       and self._retry_after.get(a.id, 0.0) <= now]
             if not pending or self.model.snap is None:
                 return
             chosen: tuple[str, list[Anomaly]] | None = None
@@ -400,9 +403,10 @@ class Service:
             group = [a for a in group if a.open and a.state in (S.DETECTED, S.WAITING)]
             if not group:
                 return
-            if not len(proposal.plan):
+            if not len(proposal.plan):  # tried again next window: the model may change (loads, sizes)
                 for a in group:
-                    self.book.move(a.id, S.IGNORED, now, no_moves_reason(proposal))
+                    self.book.move(a.id, S.WAITING, now, no_moves_reason(proposal) + "; tried again next window")
+                    self._retry_after[a.id] = now + self.cfg.window_s
                 return
             ctx = self.guard_context(now)
             why = guards.hold_reason(mode, ctx)
