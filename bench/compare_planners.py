@@ -869,7 +869,12 @@ def _write_results(args: argparse.Namespace, meta: dict[str, Any], results: list
 
 def write_results_md(path: Path, meta: dict[str, Any], results: Sequence[dict[str, Any]], done: bool) -> None:
     title = "Ours against Cruise Control: measured results" + ("" if done else " (run in progress)")
-    path.write_text(f"# {title}\n\nRerun: `{meta['command']}`\n" + render_section(results, meta))
+    hint = (
+        "\nA subset: add `--cases paper,new-brokers,hetero` (simulator presets) and `--planners ours,cc,cc-fast`. "
+        "Redraw these tables from the JSON without running anything: "
+        "`.venv/bin/python bench/compare_planners.py --render out/compare/results.json --no-write`.\n"
+    )
+    path.write_text(f"# {title}\n\nRerun: `{meta['command']}`\n{hint}" + render_section(results, meta))
 
 
 def render_main(args: argparse.Namespace) -> int:

@@ -118,6 +118,7 @@ def _topic(admin: Any, name: str, parts: int, assignment: dict[int, list[int]] |
 # ---- the main path --------------------------------------------------------------------------------------------
 @pytest.mark.slow
 @pytest.mark.spark
+@pytest.mark.timeout(1200)  # Spark streaming: 2-4 min alone, up to 9 min on a 2-core machine under load 25+
 def test_collect_stream_plan_execute_on_a_secured_cluster(secure_cluster: Any, spark: Any, tmp_path: Path,
                                                           capfd: pytest.CaptureFixture[str]) -> None:
     from kafka import KafkaProducer

@@ -90,9 +90,16 @@ def set_dir(name: str) -> Path:
     return cache_root() / name
 
 
+def aset_dir(aset: ArtifactSet) -> Path:
+    """Where a set's jars go: ``<cache>/<name>/``, and for a built set ``<cache>/<name>/<stamp prefix>/``,
+    so worktrees holding different sources of the same set each keep their own build instead of
+    rebuilding over each other in the shared cache."""
+    return set_dir(aset.name) / set_stamp(aset)[:16] if is_built(aset) else set_dir(aset.name)
+
+
 def is_current(aset: ArtifactSet) -> bool:
     """True when the set was fetched completely from the pom as it is now."""
-    stamp = set_dir(aset.name) / STAMP_FILE
+    stamp = aset_dir(aset) / STAMP_FILE
     try:
         return stamp.read_text().strip() == set_stamp(aset)
     except OSError:
@@ -106,10 +113,10 @@ def set_jars(name: str) -> list[Path]:
         raise InputError(f"no JVM artifact set named {name!r}", hint="see src/kafka_balancer/jvm/*/pom.xml")
     if not is_current(matches[0]):
         raise InputError(
-            f"the JVM artifact set {name!r} is not in {set_dir(name)} (or its pom changed)",
+            f"the JVM artifact set {name!r} is not in {aset_dir(matches[0])} (or its pom or sources changed)",
             hint="run `kafka-balancer setup-jvm` (or `./dev setup`) once; it fetches the jars with Maven",
         )
-    return sorted(set_dir(name).glob("*.jar"))
+    return sorted(aset_dir(matches[0]).glob("*.jar"))
 
 
 @dataclass(frozen=True)
@@ -137,7 +144,7 @@ def fetch_set(
     mvn_bin = mvn or shutil.which("mvn")
     if not mvn_bin:
         raise SetupError("Maven (mvn) is not on PATH", hint="install Maven 3 (e.g. `apt-get install maven`)")
-    target = set_dir(aset.name)
+    target = aset_dir(aset)
     scratch = target.with_name(target.name + ".partial")
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)

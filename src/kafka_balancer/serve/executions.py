@@ -57,8 +57,10 @@ class Running:
 
 class ExecutionRunner:
     def __init__(self, bootstrap: str, journal_path: Path, options: ExecOptions,
-                 on_done: Callable[[str, dict[str, Any]], None], say: Callable[[str], None]) -> None:
+                 on_done: Callable[[str, dict[str, Any]], None], say: Callable[[str], None],
+                 security: Any = None) -> None:
         self.bootstrap = bootstrap
+        self.security = security
         self.journal = Journal(journal_path)
         self.options = options
         self.on_done = on_done
@@ -115,7 +117,7 @@ class ExecutionRunner:
         result: dict[str, Any] = {"state": "failed"}
         adapter: StoppableAdapter | None = None
         try:
-            adapter = StoppableAdapter.connect(self.bootstrap)  # type: ignore[assignment]
+            adapter = StoppableAdapter.connect(self.bootstrap, security=self.security)  # type: ignore[assignment]
             assert adapter is not None
             adapter.stop_flag = stop
             if plan is not None and self.journal.state().open:

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_balancer.errors import InputError
 from kafka_balancer.serve.config import ServeConfig
 from kafka_balancer.serve.http import Running, start_in_thread, uvicorn_config, write_token
 from kafka_balancer.serve.service import Service
@@ -27,21 +26,21 @@ class Started:
 
 def build_service(cfg: ServeConfig, model_source: str = "pipeline",
                   say: Callable[[str], None] | None = None) -> tuple[Service, ServeConfig]:
+    from kafka_balancer.security.settings import load_settings
+
     metrics: dict[int, str] = {}
     hosts: dict[int, str] = {}
-    if cfg.command_config is not None:
-        try:
-            import kafka_balancer.security  # noqa: F401
-        except ImportError:
-            raise InputError(f"--command-config {cfg.command_config}: TLS/SASL client settings are not "
-                             "supported by this build yet", hint="use a plaintext listener on loopback") from None
+    security: Any = load_settings(cfg.command_config) if cfg.command_config is not None else None
     if cfg.local_cluster is not None:
         from kafka_balancer.localcluster.cluster import open_cluster
 
         lc = open_cluster(cfg.local_cluster)
         cfg = dataclasses.replace(cfg, bootstrap=cfg.bootstrap or lc.bootstrap)
         metrics, hosts = lc.metrics_urls(), lc.hosts()
-    return Service(cfg, metrics_urls=metrics, hosts=hosts, say=say, model_source=model_source), cfg
+        if security is None:
+            security = lc.security("admin")  # a secured local cluster lends its admin's settings
+    return Service(cfg, metrics_urls=metrics, hosts=hosts, say=say, model_source=model_source,
+                   security=security), cfg
 
 
 def start(cfg: ServeConfig, model_source: str = "pipeline", port: int | None = None,

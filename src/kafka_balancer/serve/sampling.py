@@ -21,8 +21,9 @@ _FILE_TS = re.compile(r"samples-(\d+)-\d+\.parquet$")
 
 class Sampler:
     def __init__(self, bootstrap: str, samples_dir: Path, metrics_urls: Mapping[int, str] | None = None,
-                 hosts: Mapping[int, str] | None = None, cluster: str = "serve") -> None:
+                 hosts: Mapping[int, str] | None = None, cluster: str = "serve", security: Any = None) -> None:
         self.bootstrap = bootstrap
+        self.security = security
         self.samples_dir = Path(samples_dir)
         self.metrics_urls = dict(metrics_urls or {})
         self.hosts = dict(hosts or {})
@@ -33,7 +34,7 @@ class Sampler:
     def round(self) -> tuple[Observation, dict[TP, int]]:
         """One sampling round: the topology and each partition's size (largest replica, bytes)."""
         if self._admin is None:
-            self._admin = connect_admin(self.bootstrap, timeout_s=10.0)
+            self._admin = connect_admin(self.bootstrap, timeout_s=10.0, security=self.security)
         try:
             raw = read_round(self._admin, int(time.time() * 1000), self.metrics_urls)
         except Exception:

@@ -66,8 +66,9 @@ class ModelState:
 class Service:
     def __init__(self, cfg: ServeConfig, *, metrics_urls: Mapping[int, str] | None = None,
                  hosts: Mapping[int, str] | None = None, say: Callable[[str], None] | None = None,
-                 model_source: str = "pipeline") -> None:
+                 model_source: str = "pipeline", security: Any = None) -> None:
         self.cfg = cfg
+        self.security = security  # SecuritySettings of --command-config (None: plaintext); never logged
         self.say = say or (lambda m: None)
         self.model_source = model_source
         self.lock = threading.RLock()
@@ -98,7 +99,8 @@ class Service:
         self.bootstrap = cfg.bootstrap or ""
         self.runner = ExecutionRunner(self.bootstrap, cfg.journal_path,
                                       ExecOptions(throttle=cfg.throttle, progress=False, poll_s=1.0),
-                                      on_done=self._execution_done, say=lambda m: self._event("executor", m))
+                                      on_done=self._execution_done, say=lambda m: self._event("executor", m),
+                                      security=security)
         self._metrics_urls = dict(metrics_urls or {})
         self._hosts = dict(hosts or {})
         self._stop = threading.Event()
@@ -108,6 +110,7 @@ class Service:
         self._proposal_cache: dict[tuple[Any, ...], tuple[Proposal, Snapshot]] = {}
         self._proposal_lock = threading.Lock()
         self._json_cache: dict[tuple[str, Any], bytes] = {}
+        self._retry_after: dict[str, float] = {}  # anomaly id -> no new plan for it before then
         self._sigma_after_due: list[str] = []  # executions whose σ after is taken at the next round
         self._restore()
 
@@ -144,7 +147,7 @@ class Service:
 
         self.cfg.state_dir.mkdir(parents=True, exist_ok=True)
         self.sampler = sampler or Sampler(self.bootstrap, self.cfg.state_dir / "samples", self._metrics_urls,
-                                          self._hosts)
+                                          self._hosts, security=self.security)
         self.pipeline = pipeline if pipeline is not None else (
             PipelineModel(self.cfg.state_dir / "samples", self.cfg.window_s, self.cfg.windows, self.cfg.capacity)
             if self.model_source == "pipeline" else None)
@@ -205,7 +208,8 @@ class Service:
                 self.model.status = ("disk from replica sizes until the pipeline's first snapshot"
                                      if self.model_source == "pipeline" else "loads: replica sizes only")
             self.obs = obs
-            self.sizes = dict(sizes)
+            # a round whose describe_log_dirs failed (a broker starting) keeps the sizes seen before
+            self.sizes = {tp: sizes.get(tp, self.sizes.get(tp, 0)) for tp in obs.partitions}
             self.known |= obs.brokers()
             for b in obs.alive:
                 self.racks[b] = obs.racks.get(b)
@@ -366,7 +370,8 @@ class Service:
     def heal(self) -> None:
         with self.lock:
             now = time.time()
-            pending = [a for a in self.book.open() if a.state in (S.DETECTED, S.WAITING) and self.book.confirmed(a)]
+            pending = [a for a in self.book.open() if a.state in (S.DETECTED, S.WAITING) and self.book.confirmed(a)
+                       and self._retry_after.get(a.id, 0.0) <= now]
             if not pending or self.model.snap is None:
                 return
             chosen: tuple[str, list[Anomaly]] | None = None
@@ -398,9 +403,10 @@ class Service:
             group = [a for a in group if a.open and a.state in (S.DETECTED, S.WAITING)]
             if not group:
                 return
-            if not len(proposal.plan):
+            if not len(proposal.plan):  # tried again next window: the model may change (loads, sizes)
                 for a in group:
-                    self.book.move(a.id, S.IGNORED, now, no_moves_reason(proposal))
+                    self.book.move(a.id, S.WAITING, now, no_moves_reason(proposal) + "; tried again next window")
+                    self._retry_after[a.id] = now + self.cfg.window_s
                 return
             ctx = self.guard_context(now)
             why = guards.hold_reason(mode, ctx)

@@ -213,7 +213,7 @@ final class LoadCache implements LoadView {
                         assigned = all;
                     }
                     if (assigned.isEmpty()) {
-                        sleep(5000);
+                        sleep(1000); // the topic does not exist yet: look again soon (one metadata request)
                         continue;
                     }
                 }
