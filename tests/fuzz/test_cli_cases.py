@@ -152,7 +152,7 @@ CASES: list[C] = [
     ([*COL, "--topic", ""], 2, "--topic is empty"),
     ([*COL, "--timeout", "-1"], 2, "--timeout"),
     ([*PROM[:-1], "ftp://x", "--since", "1h"], 2, "--prometheus 'ftp://x' is not an http(s) URL"),
-    ([*PROM[:-1], "http://user:pw@h:9090", "--since", "1h"], 2, "--prometheus"),
+    ([*PROM[:-1], "http://user:pw@h:9090", "--since", "1h"], 2, "--prometheus: the URL holds credentials"),
     (["collect", "--bootstrap", CLOSED, "--out", "{d}/o/s", "--since", "1h"], 2, "--since and --prometheus-mapping"),
     ([*PROM, "--since", "1e9"], 2, "--since 1e9 is longer than 30 days"),
     ([*PROM, "--since", "1h", "--prometheus-mapping", "{d}/fifo"], 2, "--prometheus-mapping {d}/fifo is a named pipe"),

@@ -193,3 +193,11 @@ def test_names_corrupted(before: str, bad: str, after: str) -> None:
 @pytest.mark.parametrize("text", ["(", "[a-", "*x", "a{2,1}"])
 def test_regex_refused(text: str) -> None:
     assert "not a valid regular expression" in refused(lambda: v.parse_regex(text, FLAG)).message
+
+
+@SETTINGS
+@given(st.from_regex(r"[A-Za-z0-9]{3,12}", fullmatch=True))
+def test_a_url_with_credentials_is_refused_without_echoing_them(secret: str) -> None:
+    password = f"Pw{secret}"  # a prefix no message uses, so a hit is the password itself
+    err = refused(lambda: v.parse_http_url(f"http://admin:{password}@prom:9090", FLAG))
+    assert password not in err.render()

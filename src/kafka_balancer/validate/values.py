@@ -296,8 +296,11 @@ def parse_http_url(text: str, flag: str) -> str:
     if not sep or scheme.lower() not in ("http", "https"):
         raise InputError(f"{flag} {_shown(text)} is not an http(s) URL", hint=hint)
     netloc = rest.split("/", 1)[0]
-    if not netloc or "@" in netloc:
-        raise InputError(f"{flag} {_shown(text)} has no host (credentials do not belong in the URL)", hint=hint)
+    if "@" in netloc:  # not echoed: the part before @ may be a password
+        raise InputError(f"{flag}: the URL holds credentials (user:password@...); they are not accepted there",
+                         hint=f"{hint}, without credentials")
+    if not netloc:
+        raise InputError(f"{flag} {_shown(text)} has no host", hint=hint)
     if ":" in netloc and not (netloc.startswith("[") and netloc.endswith("]")):  # a port given
         parse_host_port(netloc, flag, whole=text)
     return t
