@@ -59,8 +59,10 @@ def test_prometheus_history_with_command_config(secure_cluster: Any, tmp_path: P
     parts = [r for r in records if r["type"] == "partition" and r["topic"] == TOPIC]
     assert len({r["ts"] for r in parts}) >= 10  # rounds from history
     leo = {}
-    for r in parts:  # offsets from history grow round by round
-        leo.setdefault(r["partition"], []).append(r["log_end_offset"])
+    for r in sorted(parts, key=lambda r: r["ts"]):  # offsets from history grow round by round
+        if r["log_end_offset"] is not None:  # rounds before the topic's gauges existed have none
+            leo.setdefault(r["partition"], []).append(r["log_end_offset"])
+    assert sorted(leo) == [0, 1] and all(len(v) >= 5 for v in leo.values()), leo
     assert all(v == sorted(v) and v[-1] > v[0] for v in leo.values()), leo
     assert any(r["type"] == "topic_broker" and r["topic"] == TOPIC and r["bytes_in"] > 0 for r in records)
     cap = orjson.loads((out / "broker-capacity.json").read_bytes())

@@ -144,11 +144,12 @@ def test_collect_stream_plan_execute_on_a_secured_cluster(secure_cluster: Any, s
     old_level = root.level
     root.addHandler(handler)
     root.setLevel(logging.DEBUG)
-    stop = threading.Event()
+    stop, started = threading.Event(), threading.Event()
 
     def produce() -> None:
         prod = KafkaProducer(bootstrap_servers=secure_cluster.bootstrap, acks=1, linger_ms=5,
                              **kafka_kwargs(admin_settings))
+        started.set()
         while not stop.is_set():
             for p in range(6):
                 for _ in range(6 - p):
@@ -160,6 +161,8 @@ def test_collect_stream_plan_execute_on_a_secured_cluster(secure_cluster: Any, s
     streams: list[str] = []
     producer = threading.Thread(target=produce, daemon=True)
     producer.start()
+    # the producer logs its start before collect's connection probe routes the kafka logger elsewhere
+    assert started.wait(60), "the producer did not start"
     try:
         from kafka.admin import KafkaAdminClient
 

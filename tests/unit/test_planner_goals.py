@@ -58,6 +58,19 @@ def test_rack_repair_moves_a_replica_to_the_missing_rack() -> None:
     assert hard_violations(snap, r.after_snapshot) == []
 
 
+def test_rack_repair_under_the_default_policy_runs_guarded() -> None:
+    # rack repair below seed 001's goals runs with the resource guard on; combining the source's guard with
+    # the destinations' mask once crashed every default plan that had a partition to repair. Here the only
+    # repair (onto broker 2) would push it out of its distribution band, so the guard must refuse it.
+    snap = _snap([[0, 1], [2, 0], [1, 2]], 3, racks=["a", "a", "b"])
+    r = plan(snap)
+    rr = next(g for g in r.goals if g.name == "rack_repair")
+    assert rr.before == 1.0 and rr.after == 1.0
+    assert hard_violations(snap, r.after_snapshot) == []
+    unguarded = plan(snap, goals="rack_repair")  # alone, nothing guards it and it repairs
+    assert unguarded.goals[0].after == 0.0
+
+
 def test_potential_nw_out_by_hand() -> None:
     # 2 brokers of 1.25e8 B/s; one partition whose leader serves 1.0e8 B/s, replicas on both:
     # either broker would serve 0.8 of its capacity if it led everything -> at θ = 0.8 exactly met;

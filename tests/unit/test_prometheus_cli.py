@@ -17,8 +17,8 @@ CLOSED = "127.0.0.1:1"
 @pytest.mark.parametrize(("extra", "code", "words"), [
     (["--since", "6h"], 2, "--since and --prometheus-mapping need --prometheus URL"),
     (["--prometheus", "http://127.0.0.1:1"], 2, "--prometheus needs --since"),
-    (["--prometheus", "ftp://x", "--since", "1h"], 2, "bad --prometheus 'ftp://x'"),
-    (["--prometheus", "http://u:secret@127.0.0.1:1", "--since", "1h"], 2, "credentials in the URL"),
+    (["--prometheus", "ftp://x", "--since", "1h"], 2, "--prometheus 'ftp://x' is not an http(s) URL"),
+    (["--prometheus", "http://u:secret@127.0.0.1:1", "--since", "1h"], 2, "--prometheus: the URL holds credentials"),
     (["--prometheus", "http://127.0.0.1:1", "--since", "1h", "--rounds", "3"], 2, "live collection"),
     (["--prometheus", "http://127.0.0.1:1", "--since", "soon"], 2, "--since"),
     (["--prometheus", "http://127.0.0.1:1", "--since", "1h"], 1, "cannot reach Prometheus at http://127.0.0.1:1"),

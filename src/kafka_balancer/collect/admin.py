@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -33,16 +34,27 @@ def check_bootstrap(bootstrap: str) -> str:
     return text
 
 
+_QUIET_LOCK = threading.Lock()
+_quiet: list[int] = []  # the level before the first of the nested or concurrent quiet spans
+
+
 @contextlib.contextmanager
 def quiet_kafka_logs(level: int = logging.CRITICAL) -> Iterator[None]:
-    """Silence kafka-python's connection-retry warnings while we poll or probe."""
+    """Silence kafka-python's connection-retry warnings while we poll or probe. Spans may nest or overlap
+    across threads (the service's sampler and executor): the level set before the first is restored when
+    the last ends, never a level another span set."""
     logger = logging.getLogger("kafka")
-    old = logger.level
-    logger.setLevel(level)
+    with _QUIET_LOCK:
+        if not _quiet:
+            _quiet.append(logger.level)
+        _quiet.append(level)
+        logger.setLevel(max(_quiet[1:]))
     try:
         yield
     finally:
-        logger.setLevel(old)
+        with _QUIET_LOCK:
+            _quiet.remove(level)
+            logger.setLevel(max(_quiet[1:]) if len(_quiet) > 1 else _quiet.pop())
 
 
 def connect_admin(

@@ -483,7 +483,9 @@ def _move_one_of(st: State, p: int, src: int, dests: np.ndarray, resource_guard:
     load_d, cap_d = st.load[dests], st.cap[dests]
     ok = st.dest_masks(np.array([p]), src, dests)[0]
     if resource_guard:
-        ok &= ~bool(st.violation_grows(st.load[src] / st.cap[src], (st.load[src] - delta) / st.cap[src]))
+        # the source's violation may not grow either: then no destination will do
+        if bool(st.violation_grows(st.load[src] / st.cap[src], (st.load[src] - delta) / st.cap[src])):
+            return False
         ok &= ~st.violation_grows(load_d / cap_d, (load_d + delta) / cap_d)
     if not ok.any():
         return False
