@@ -294,10 +294,10 @@ def parse_http_url(text: str, flag: str) -> str:
     t = check_text(text.strip(), flag)
     scheme, sep, rest = t.partition("://")
     if not sep or scheme.lower() not in ("http", "https"):
-        raise InputError(f"bad {flag} {_shown(text)}: not an http(s) URL", hint=hint)
+        raise InputError(f"{flag} {_shown(text)} is not an http(s) URL", hint=hint)
     netloc = rest.split("/", 1)[0]
     if "@" in netloc:  # not echoed: the part before @ may be a password
-        raise InputError(f"{flag}: credentials in the URL (user:password@...) are not accepted",
+        raise InputError(f"{flag}: the URL holds credentials (user:password@...); they are not accepted there",
                          hint=f"{hint}, without credentials")
     if not netloc:
         raise InputError(f"{flag} {_shown(text)} has no host", hint=hint)
