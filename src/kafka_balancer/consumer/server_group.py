@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import time
@@ -74,16 +73,10 @@ def start_member(kind: str, bootstrap: str, group: str, topic: str, out: Path, *
 
 
 def stop_members(procs: Iterable[subprocess.Popen[bytes]], timeout_s: float = 20.0) -> None:
-    procs = list(procs)
-    for p in procs:
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-    for p in procs:
-        try:
-            p.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
+    """SIGTERM, wait, SIGKILL what outlasts ``timeout_s``: the same as the classic group's workers."""
+    from kafka_balancer.consumer.group_worker import stop
+
+    stop(list(procs), timeout_s)
 
 
 def kill_member(proc: subprocess.Popen[bytes]) -> None:
