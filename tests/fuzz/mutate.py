@@ -144,3 +144,26 @@ def bad_encoding(draw: st.DrawFn, data: bytes) -> tuple[bytes, str]:
     # latin-1 bytes that are not UTF-8: a non-ASCII character placed in a string
     i = data.index(b'"') + 1
     return data[:i] + "é".encode("latin-1") + data[i:], "not UTF-8"
+
+
+@st.composite
+def corrupt_document(draw: st.DrawFn, doc: Any, *, strict: Callable[[Path, Any], bool],
+                     required: Callable[[Path], bool], out_of_range: Callable[[Any], Any], file_name: str,
+                     kinds: tuple[str, ...] = ("type", "missing", "range", "truncated", "encoding"),
+                     ) -> tuple[bytes, str]:
+    """One corruption of a JSON document, as bytes, with the name its error must carry: a value of another
+    type, a required key missing, a value out of range (the kind's own ``out_of_range`` strategy), the file
+    cut short (the file is named), or text that is not UTF-8. ``kinds`` may repeat a kind to weight it."""
+    kind = draw(st.sampled_from(kinds))
+    if kind == "type":
+        bad, name = draw(type_swap(doc, strict))
+        return dumps(bad), name
+    if kind == "missing":
+        bad, name = draw(drop_key(doc, required))
+        return dumps(bad), name
+    if kind == "range":
+        bad, name = draw(out_of_range(doc))
+        return dumps(bad), name
+    if kind == "truncated":
+        return draw(truncated(dumps(doc))), file_name
+    return draw(bad_encoding(dumps(doc)))

@@ -16,7 +16,7 @@ from kafka_balancer.validate.plan import parse_plan
 
 from .harness import case
 from .mutate import Path as DocPath
-from .mutate import bad_encoding, drop_key, dumps, extra_key, replaced, truncated, type_swap
+from .mutate import corrupt_document, dumps, extra_key, replaced
 
 FN = settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 CLI = settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -59,21 +59,9 @@ def out_of_range(draw: st.DrawFn, doc: dict[str, Any]) -> tuple[dict[str, Any], 
     return replaced(doc, path, value), name
 
 
-@st.composite
-def corrupt(draw: st.DrawFn, doc: dict[str, Any]) -> tuple[bytes, str]:
-    kind = draw(st.sampled_from(["type", "missing", "range", "truncated", "encoding"]))
-    if kind == "type":
-        bad, name = draw(type_swap(doc, strict))
-        return dumps(bad), name
-    if kind == "missing":
-        bad, name = draw(drop_key(doc, required))
-        return dumps(bad), name
-    if kind == "range":
-        bad, name = draw(out_of_range(doc))
-        return dumps(bad), name
-    if kind == "truncated":
-        return draw(truncated(dumps(doc))), "p.json"
-    return draw(bad_encoding(dumps(doc)))
+def corrupt(doc: dict[str, Any]) -> st.SearchStrategy[tuple[bytes, str]]:
+    return corrupt_document(doc, strict=strict, required=required, out_of_range=out_of_range,
+                            file_name="p.json")
 
 
 @FN
