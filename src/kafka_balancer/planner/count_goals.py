@@ -37,6 +37,8 @@ D_DESTS = 48
 ROUND = 32  # brokers worked on per ranking in the swap goals
 X_CANDIDATES = 24  # replicas per side considered for a two-for-one exchange
 X_DESTS = 4
+MANY_OUT = 8  # many-for-one leadership exchange: the broker's heaviest leaderships tried as the one handed away
+MANY_IN = 6  # ... and at most this many light ones taken for it
 
 
 def _dev_cost(st: State, load: np.ndarray, cap: np.ndarray) -> np.ndarray:
@@ -291,7 +293,9 @@ class LeaderCountGoal(_BrokerCountGoal):
                     low[list(stuck_low)] = np.iinfo(np.int64).max
                 dst = int(np.argmin(low))
                 if members[dst] and dst not in stuck_low and (
-                    _attract_one_leader(st, dst, resource_guard) or _leader_exchange(st, dst, resource_guard)
+                    _attract_one_leader(st, dst, resource_guard)
+                    or _leader_exchange(st, dst, resource_guard)
+                    or _leader_exchange_many(st, dst, resource_guard)
                 ):
                     moves += 1
                     continue
@@ -368,6 +372,62 @@ def _leader_exchange(st: State, dst: int, resource_guard: bool) -> bool:
         if fine:
             return True
         for p, back in reversed(done):  # undo a chain that did not fit
+            st.move_leadership(p, back)
+        st.leader_moves -= 2 * len(done)
+    return False
+
+
+def _leader_exchange_many(st: State, dst: int, resource_guard: bool) -> bool:
+    """``dst`` (fewest leaders, full on CPU or network-out) hands one heavy leadership to a follower (the one
+    with fewest leaders that has room), then takes as many light leaderships as its band allows (lightest first, at
+    most one from each broker, each from a broker with two leaders more than ``dst``). Kept only if ``dst``
+    gains at least one leader net and the sum of squared leader counts falls; otherwise undone. Under skewed
+    loads one heavy leadership weighs as much as several light ones, where the two-for-one exchange finds no
+    fit.
+
+    Example: ``dst`` leads one partition of weight 5 and is at the top of its CPU band; it follows light
+    partitions of weight 1 led by fuller brokers. It gives the heavy one away and takes up to five light ones:
+    leaders 1 -> 5 (minus what the band refuses), CPU about the same."""
+    m = st.members_arr(dst)
+    m = m[~st.frozen[m]]
+    lead = st.ldr[m]
+    inc = m[(lead >= 0) & (lead != dst)]
+    inc = inc[st.lcount[st.ldr[inc]] >= st.lcount[dst] + 2]
+    out = m[lead == dst]
+    if inc.size < 2 or out.size == 0:
+        return False
+    t = np.where(st.target > 0, st.target, 1.0)
+    weight = (st.LF / st.cap[dst] / t).sum(axis=1)
+    inc = inc[np.argsort(weight[inc], kind="stable")]
+    out = out[np.argsort(-weight[out], kind="stable")[:MANY_OUT]]
+    for p_out in out.tolist():
+        followers = [int(b) for b in st.rep[p_out] if b >= 0 and b != dst and st.may_lead[b]]
+        f_ok = [f for f in sorted(followers, key=lambda b: int(st.lcount[b]))
+                if _leader_step_ok(st, p_out, f, resource_guard)]
+        if not f_ok:
+            continue
+        done: list[tuple[int, int]] = [(p_out, dst)]
+        touched = {dst, f_ok[0]}
+        sq0 = 0  # change of the sum of squared leader counts over the brokers touched
+        sq0 -= int((st.lcount[list(touched)].astype(np.int64) ** 2).sum())
+        st.move_leadership(p_out, f_ok[0])
+        sources: set[int] = {f_ok[0]}
+        for q in inc.tolist():
+            if len(done) > MANY_IN:
+                break
+            s = int(st.ldr[q])
+            if s in sources or st.lcount[s] < st.lcount[dst] + 2 or weight[q] > weight[p_out]:
+                continue
+            if _leader_step_ok(st, q, dst, resource_guard):
+                sq0 -= int(st.lcount[s]) ** 2
+                touched.add(s)
+                done.append((q, s))
+                sources.add(s)
+                st.move_leadership(q, dst)
+        sq0 += int((st.lcount[list(touched)].astype(np.int64) ** 2).sum())
+        if len(done) >= 3 and sq0 < 0:  # one given, at least two taken, counts more even
+            return True
+        for p, back in reversed(done):  # undo: dst would not gain a leader
             st.move_leadership(p, back)
         st.leader_moves -= 2 * len(done)
     return False

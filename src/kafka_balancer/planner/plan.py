@@ -45,6 +45,9 @@ ATTEMPTS = ((0.97, True), (0.97, False), (0.9, True), (0.9, False), (0.75, False
 POLISH_SHARE = 1.5
 COUNT_WEIGHT = {"replica_count": 4.0, "leader_count": 3.0}  # time shares of the count goals (others 1)
 SWAP_SHARE = 0.1
+# Once the goals hold, a polishing move must pay for its bytes: it must remove at least this share of the
+# squared deviation per byte that the plan's balancing removed per byte on average (see _balance_rate)
+PAY_SHARE = 0.1
 GIVE_UP = 4  # failures after which the move loop leaves a (broker, resource) violation for good
 
 
@@ -421,14 +424,7 @@ def _finish(
     time_limit: float,
 ) -> PlanResult:
     st = out.st
-    if cfg.polish_share > 0 and out.residual(cfg) <= 0 and cfg.resource_first < len(cfg.policy):
-        # balanced: spend what the byte allowance leaves on σ, in at most a quarter more time
-        budget = cfg.polish_share * cfg.lower_bound - _moved_bytes(st)
-        now = time.monotonic()
-        limit = min(t0 + time_limit, now + max(1.0, 0.25 * (now - t0)))
-        n = max(100, snap.n_brokers * 4)
-        if budget > 0 and polish.polish(st, budget, limit, max_moves=n) and cfg.tighten_leaders:
-            tighten.tighten(st, max_moves=n, deadline=t0 + time_limit)
+    _polish(snap, cfg, out, t0, time_limit)
     # the count goals below the resource goals, in policy order, each guarded by every goal above it
     count_moves = dict(out.count_moves)
     resource_guard = cfg.resource_first < len(cfg.policy)
@@ -520,6 +516,37 @@ def _finish(
         goals=tuple(reports),
         remaining=tuple(remaining),
     )
+
+
+def _polish(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit: float) -> None:
+    """Once every goal holds: lower σ within the byte allowance, by moves that pay for their bytes."""
+    st = out.st
+    if cfg.polish_share > 0 and out.residual(cfg) <= 0 and cfg.resource_first < len(cfg.policy):
+        # balanced: spend what the byte allowance leaves on σ, in at most a quarter more time
+        budget = cfg.polish_share * cfg.lower_bound - _moved_bytes(st)
+        now = time.monotonic()
+        limit = min(t0 + time_limit, now + max(1.0, 0.25 * (now - t0)))
+        n = max(100, snap.n_brokers * 4)
+        rate = PAY_SHARE * _balance_rate(cfg, st)
+        if budget > 0 and polish.polish(st, budget, limit, max_moves=n, min_gain_per_byte=rate) and cfg.tighten_leaders:
+            tighten.tighten(st, max_moves=n, deadline=t0 + time_limit)
+
+
+def _deviation(st: State, load: np.ndarray) -> float:
+    """Sum over live brokers and resources of the squared relative deviation from the ideal utilisation."""
+    t = st.target
+    safe = np.where(t > 0, t, 1.0)
+    dev = np.where(t > 0, (load[st.alive] / st.cap[st.alive] - t) / safe, 0.0)
+    return float((dev**2).sum())
+
+
+def _balance_rate(cfg: _Settings, st: State) -> float:
+    """Squared deviation the plan removed per byte copied so far (0 when it copied nothing or made things
+    no better: then polishing is not held back)."""
+    moved = _moved_bytes(st)
+    if moved <= 0:
+        return 0.0
+    return max(0.0, _deviation(st, cfg.view.loads) - _deviation(st, st.load)) / moved
 
 
 def _moved_bytes(st: State) -> float:

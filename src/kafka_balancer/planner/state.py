@@ -55,6 +55,7 @@ class State:
         self.relaxed = False  # see judge()
         self.polishing = False  # see judge()
         self.byte_budget = float("inf")  # bytes replica moves may still copy (lowered by each move)
+        self.min_gain_per_byte = 0.0  # polishing: a move must lower the squared deviation this much per byte
         self.snap = snap
         self.rep = snap.replicas.copy()
         self.ldr = snap.leader.copy()

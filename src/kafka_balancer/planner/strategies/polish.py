@@ -22,11 +22,14 @@ from kafka_balancer.planner.state import State
 from kafka_balancer.planner.strategies import swap
 
 
-def polish(st: State, budget: float, deadline: float, max_moves: int, min_dev: float = 0.01) -> int:
-    """Spend at most ``budget`` bytes on σ; returns the number of moves (a swap counts once)."""
+def polish(
+    st: State, budget: float, deadline: float, max_moves: int, min_dev: float = 0.01, min_gain_per_byte: float = 0.0
+) -> int:
+    """Spend at most ``budget`` bytes on σ; returns the number of moves (a swap counts once). A move is
+    made only if it lowers the squared relative deviation by at least ``min_gain_per_byte`` per byte copied."""
     if budget <= 0 or not st.alive.any():
         return 0
-    st.polishing, st.byte_budget = True, budget
+    st.polishing, st.byte_budget, st.min_gain_per_byte = True, budget, min_gain_per_byte
     t = st.target
     safe = np.where(t > 0, t, 1.0)
     stuck: set[tuple[int, int]] = set()
@@ -49,5 +52,5 @@ def polish(st: State, budget: float, deadline: float, max_moves: int, min_dev: f
             else:
                 stuck.add((b, r))
     finally:
-        st.polishing, st.byte_budget = False, float("inf")
+        st.polishing, st.byte_budget, st.min_gain_per_byte = False, float("inf"), 0.0
     return moves

@@ -61,7 +61,8 @@ def swap_between(st: State, hi: int, lo: int, r: int) -> bool:
     size_b = np.concatenate([st.disk_bytes[b[:-1]], [0.0]])
     size = size_a[:, None] + size_b[None, :]
     byte_room = min(float(st.byte_budget), float(st.max_bytes - st.copied))
-    score = np.where((gain > 1e-9) & (size <= byte_room), gain / (size + st.byte_floor), -np.inf)
+    pays = gain >= st.min_gain_per_byte * size  # polishing: a move pays for the bytes it copies
+    score = np.where((gain > 1e-9) & (size <= byte_room) & pays, gain / (size + st.byte_floor), -np.inf)
     flat = np.argsort(-score, axis=None, kind="stable")
     a_ok: dict[int, bool] = {}
     b_ok: dict[int, bool] = {}
