@@ -1,0 +1,77 @@
+"""Plan-quality rules of issue 13 (§1, §3 floors), each on a small case checked by hand: the many-for-one
+leadership exchange of the leader-count goal, and the rule that polishing moves pay for their bytes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kafka_balancer.model.snapshot import Snapshot
+from kafka_balancer.planner.count_goals import _leader_exchange_many
+from kafka_balancer.planner.state import State
+from kafka_balancer.planner.strategies import polish
+from kafka_balancer.sim.cluster import PRESETS, generate
+
+
+def _snap(replicas: list[list[int]], cpu: list[float], n: int) -> Snapshot:
+    p = len(replicas)
+    lead = np.array([[c, 1e9, 1e5, 1e5] for c in cpu])
+    fol = np.tile([0.1, 1e9, 1e5, 0.0], (p, 1))
+    return Snapshot.build(
+        broker_ids=list(range(n)), capacity=np.tile([100.0, 1e12, 1.25e8, 1.25e8], (n, 1)), topics=["t"],
+        topic_idx=[0] * p, partition=list(range(p)), replicas=replicas, leader=[r[0] for r in replicas],
+        leader_load=lead, follower_load=fol,
+    )
+
+
+def test_many_for_one_leader_exchange_by_hand() -> None:
+    # leaders before: broker 0 leads 6, broker 1 leads 5, broker 2 leads one heavy partition (cpu 5),
+    # broker 3 leads 2. Broker 2 follows light partitions of 0 and 1, and broker 3 follows the heavy one.
+    reps = [[0, 2]] * 6 + [[1, 2]] * 5 + [[2, 3]] + [[3, 0]] * 2
+    cpu = [1.0] * 11 + [5.0] + [1.0] * 2
+    st = State(_snap(reps, cpu, 4), 0.8, 0.1, 0.97)
+    assert st.lcount.tolist() == [6, 5, 1, 2]
+    # broker 2 hands its heavy leadership to its only follower (3), then takes one light leadership from
+    # each broker with two leaders more than itself (0 and 1), at most one per broker: 5, 4, 2, 3
+    assert _leader_exchange_many(st, 2, resource_guard=False)
+    assert st.lcount.tolist() == [5, 4, 2, 3]
+    assert int(st.ldr[11]) == 3
+    assert sum(c * c for c in [5, 4, 2, 3]) < sum(c * c for c in [6, 5, 1, 2])  # counts more even: 54 < 66
+
+
+def test_many_for_one_leader_exchange_is_undone_when_the_broker_gains_nothing() -> None:
+    # broker 2 follows nothing it could lead instead: giving its heavy leadership away would only lower
+    # its count, so the exchange is undone and the state is left as it was
+    reps = [[0, 1]] * 6 + [[2, 3]] + [[3, 0]] * 2
+    cpu = [1.0] * 6 + [5.0] + [1.0] * 2
+    st = State(_snap(reps, cpu, 4), 0.8, 0.1, 0.97)
+    before = (st.ldr.copy(), st.load.copy(), st.leader_moves)
+    assert not _leader_exchange_many(st, 2, resource_guard=False)
+    assert np.array_equal(st.ldr, before[0]) and np.allclose(st.load, before[1]) and st.leader_moves == before[2]
+
+
+def _deviation(st: State) -> float:
+    t = st.target
+    dev = (st.load[st.alive] / st.cap[st.alive] - t) / t
+    return float((dev**2).sum())
+
+
+def test_polishing_moves_pay_for_their_bytes() -> None:
+    snap = generate(PRESETS["racks48"], seed=0)
+    free = State(snap, 0.8, 0.1, 0.97)
+    d0 = _deviation(free)
+    n_free = polish.polish(free, float("inf"), float("inf"), max_moves=40)
+    gain_free = d0 - _deviation(free)
+    assert n_free > 0 and gain_free > 0
+    rate = gain_free / free.copied  # the average rate of the unrestricted run
+    # asking every move to pay at least twice that average: fewer moves, and each one pays, so the run as
+    # a whole removes at least that much deviation per byte
+    strict = State(snap, 0.8, 0.1, 0.97)
+    n_strict = polish.polish(strict, float("inf"), float("inf"), max_moves=40, min_gain_per_byte=2 * rate)
+    assert n_strict < n_free or strict.copied < free.copied
+    if strict.copied > 0:
+        assert (d0 - _deviation(strict)) / strict.copied >= 2 * rate * (1 - 1e-9)
+    # a rate no move can pay: nothing moves, and the state is untouched
+    none = State(snap, 0.8, 0.1, 0.97)
+    assert polish.polish(none, float("inf"), float("inf"), max_moves=40, min_gain_per_byte=1e30) == 0
+    assert none.copied == 0 and np.array_equal(none.rep, snap.replicas)
+    assert none.min_gain_per_byte == 0.0  # the rule holds only while polishing
