@@ -48,6 +48,7 @@ SWAP_SHARE = 0.1
 # Once the goals hold, a polishing move must pay for its bytes: it must remove at least this share of the
 # squared deviation per byte that the plan's balancing removed per byte on average (see _balance_rate)
 PAY_SHARE = 0.1
+POLISH_MIN_CPU = 0.25  # seconds of CPU polishing may always take (else a quarter of the CPU spent so far)
 GIVE_UP = 4  # failures after which the move loop leaves a (broker, resource) violation for good
 
 
@@ -424,7 +425,7 @@ def _finish(
     time_limit: float,
 ) -> PlanResult:
     st = out.st
-    _polish(snap, cfg, out, t0, time_limit)
+    _polish(snap, cfg, out, t0, c0, time_limit)
     # the count goals below the resource goals, in policy order, each guarded by every goal above it
     count_moves = dict(out.count_moves)
     resource_guard = cfg.resource_first < len(cfg.policy)
@@ -518,14 +519,16 @@ def _finish(
     )
 
 
-def _polish(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit: float) -> None:
+def _polish(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, c0: float, time_limit: float) -> None:
     """Once every goal holds: lower σ within the byte allowance, by moves that pay for their bytes."""
     st = out.st
     if cfg.polish_share > 0 and out.residual(cfg) <= 0 and cfg.resource_first < len(cfg.policy):
-        # balanced: spend what the byte allowance leaves on σ, in at most a quarter more time
+        # balanced: spend what the byte allowance leaves on σ, in at most a quarter more CPU time (CPU, not
+        # wall time: on a shared machine a wall-clock limit cut polishing short and plans varied with load)
         budget = cfg.polish_share * cfg.lower_bound - _moved_bytes(st)
-        now = time.monotonic()
-        limit = min(t0 + time_limit, now + max(1.0, 0.25 * (now - t0)))
+        now = time.process_time()
+        wall_left = max(0.0, t0 + time_limit - time.monotonic())
+        limit = now + min(wall_left, max(POLISH_MIN_CPU, 0.25 * (now - c0)))
         n = max(100, snap.n_brokers * 4)
         rate = PAY_SHARE * _balance_rate(cfg, st)
         if budget > 0 and polish.polish(st, budget, limit, max_moves=n, min_gain_per_byte=rate) and cfg.tighten_leaders:

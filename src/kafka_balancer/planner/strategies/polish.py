@@ -25,7 +25,8 @@ from kafka_balancer.planner.strategies import swap
 def polish(
     st: State, budget: float, deadline: float, max_moves: int, min_dev: float = 0.01, min_gain_per_byte: float = 0.0
 ) -> int:
-    """Spend at most ``budget`` bytes on σ; returns the number of moves (a swap counts once). A move is
+    """Spend at most ``budget`` bytes on σ, until ``deadline`` (process CPU time); returns the number of moves
+    (a swap counts once). A move is
     made only if it lowers the squared relative deviation by at least ``min_gain_per_byte`` per byte copied."""
     if budget <= 0 or not st.alive.any():
         return 0
@@ -35,7 +36,7 @@ def polish(
     stuck: set[tuple[int, int]] = set()
     moves = 0
     try:
-        while moves < max_moves and time.monotonic() < deadline:
+        while moves < max_moves and time.process_time() < deadline:
             dev = np.where(t > 0, (st.load / st.cap - t) / safe, 0.0)
             dev[~st.alive] = 0.0
             mag = np.abs(dev)
