@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from kafka_balancer.model.snapshot import Snapshot
-from kafka_balancer.planner.count_goals import _leader_exchange_many
+from kafka_balancer.planner.count_goals import _leader_exchange_many, _replica_exchange_many
 from kafka_balancer.planner.state import State
 from kafka_balancer.planner.strategies import polish
 from kafka_balancer.sim.cluster import PRESETS, generate
@@ -47,6 +47,46 @@ def test_many_for_one_leader_exchange_is_undone_when_the_broker_gains_nothing() 
     before = (st.ldr.copy(), st.load.copy(), st.leader_moves)
     assert not _leader_exchange_many(st, 2, resource_guard=False)
     assert np.array_equal(st.ldr, before[0]) and np.allclose(st.load, before[1]) and st.leader_moves == before[2]
+
+
+def _sized(replicas: list[list[int]], size: list[float], n: int) -> Snapshot:
+    """Every resource of a partition proportional to its size (leader and follower alike, but network-out)."""
+    p = len(replicas)
+    s = np.array(size)[:, None]
+    lead = s * np.array([[0.1, 1e9, 1e5, 1e5]])
+    fol = s * np.array([[0.1, 1e9, 1e5, 0.0]])
+    return Snapshot.build(
+        broker_ids=list(range(n)), capacity=np.tile([100.0, 1e12, 1.25e8, 1.25e8], (n, 1)), topics=["t"],
+        topic_idx=[0] * p, partition=list(range(p)), replicas=replicas, leader=[r[0] for r in replicas],
+        leader_load=lead, follower_load=fol,
+    )
+
+
+def test_many_for_one_replica_exchange_by_hand() -> None:
+    # broker 4 leads twelve light partitions (size 1) followed on 0 (six) and 1 (six), and H (size 10)
+    # followed on 2; broker 3 leads X (size 20), followed on 4. Replicas per broker: 6, 6, 1, 1, 14.
+    reps = [[4, 0]] * 6 + [[4, 1]] * 6 + [[4, 2]] + [[3, 4]]
+    size = [1.0] * 12 + [10.0] + [20.0]
+    st = State(_sized(reps, size, 5), 0.8, 0.1, 0.97)
+    assert st.rcount.tolist() == [6, 6, 1, 1, 14]
+    # broker 2 hands H to the broker with fewest replicas (3), then takes one light follower from each
+    # broker with two replicas more than it had (0 and 1; X on 4 is heavier than H, so not taken):
+    # 5, 5, 2, 2, 14, and the sum of squares falls from 74 to 58 over the brokers touched
+    assert _replica_exchange_many(st, 2, resource_guard=False)
+    assert st.rcount.tolist() == [5, 5, 2, 2, 14]
+    assert 3 in st.rep[12].tolist() and 2 not in st.rep[12].tolist()
+    assert st.copies == 3
+
+
+def test_many_for_one_replica_exchange_is_undone_when_nothing_comes_back() -> None:
+    # brokers 0 and 4 hold only leaders, and broker 1's followers are all heavier than H: H could go to
+    # broker 3, but nothing would come back to broker 2, so the exchange is undone and the state is as before
+    reps = [[4, 2]] + [[4, 3]] + [[0, 1]] * 3 + [[4, 1]] * 2
+    st = State(_sized(reps, [10.0, 1.0] + [20.0] * 5, 5), 0.8, 0.1, 0.97)
+    assert st.rcount.tolist() == [3, 5, 1, 1, 4]
+    rep0, load0 = st.rep.copy(), st.load.copy()
+    assert not _replica_exchange_many(st, 2, resource_guard=False)
+    assert np.array_equal(st.rep, rep0) and np.allclose(st.load, load0) and st.copies == 0
 
 
 def _deviation(st: State) -> float:

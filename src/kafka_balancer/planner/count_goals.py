@@ -37,7 +37,7 @@ D_DESTS = 48
 ROUND = 32  # brokers worked on per ranking in the swap goals
 X_CANDIDATES = 24  # replicas per side considered for a two-for-one exchange
 X_DESTS = 4
-MANY_OUT = 8  # many-for-one leadership exchange: the broker's heaviest leaderships tried as the one handed away
+MANY_OUT = 8  # many-for-one exchanges: the broker's heaviest replicas or leaderships tried as the one handed away
 MANY_IN = 6  # ... and at most this many light ones taken for it
 
 
@@ -145,6 +145,7 @@ class ReplicaCountGoal(_BrokerCountGoal):
             if dests.size == 0 or not (
                 _move_one_replica(st, src, dests, resource_guard)
                 or (st.receive[src] and not st.budgeted and _exchange(st, src, dests[:X_DESTS], resource_guard))
+                or (not st.budgeted and _replica_exchange_many(st, int(dests[0]), resource_guard))
             ):
                 stuck.add(src)
                 continue
@@ -245,6 +246,91 @@ def _exchange(st: State, src: int, dests: np.ndarray, resource_guard: bool) -> b
             st.move_replica(p2, src, dst)
             st.move_replica(pq, dst, src)
             return True
+    return False
+
+
+def _replica_step_ok(
+    st: State, p: int, src: int, dst: int, resource_guard: bool, check_src: bool = True, check_dst: bool = True
+) -> bool:
+    """May a follower replica of ``p`` move from ``src`` to ``dst`` (hard constraints, guards, and the
+    resource bands of the brokers checked)?"""
+    if not st.spread_ok(p, src, dst):
+        return False
+    if not resource_guard:
+        return True
+    d = st.F[p]
+    return not (
+        (check_src and bool(st.violation_grows(st.load[src] / st.cap[src], (st.load[src] - d) / st.cap[src])))
+        or (check_dst and bool(st.violation_grows(st.load[dst] / st.cap[dst], (st.load[dst] + d) / st.cap[dst])))
+    )
+
+
+def _replica_exchange_many(st: State, dst: int, resource_guard: bool) -> bool:
+    """``dst`` (fewest replicas, full on some resource) hands one heavy follower replica to the broker with
+    fewest replicas that has room for it, then takes as many light follower replicas as its bands allow
+    (lightest first, "light" meaning light on every resource; at most one from each broker, each from a
+    broker with two replicas more than ``dst``). The heavy replica is the heaviest on the resource where
+    ``dst`` is fullest; ``dst``'s band is checked on the whole exchange, not on each step. Kept only if
+    ``dst`` gains at least one replica net and the sum of squared replica counts falls; otherwise undone.
+    Where capacities differ, equal counts need the small brokers to hold light replicas: one heavy replica
+    of a small broker weighs as much as several light ones.
+
+    Example: ``dst`` holds 78 replicas and is at the top of its disk band; brokers with 130 hold light
+    replicas it does not. It hands a 40 GB follower to a broker with room and takes up to five 5 GB followers:
+    78 -> 82 replicas, disk about the same."""
+    m = st.members_arr(dst)
+    m = m[~st.frozen[m] & (st.ldr[m] != dst)]
+    if m.size == 0:
+        return False
+    t = np.where(st.target > 0, st.target, 1.0)
+    rel = st.F / st.cap[dst] / t  # [P, R] each replica's share of dst's ideal load, per resource
+    u0 = st.load[dst] / st.cap[dst]
+    tight = int(np.argmax(u0 / t))  # the resource where dst is fullest
+    weight = rel.max(axis=1)  # light = light on every resource
+    out = m[np.argsort(-rel[m, tight], kind="stable")[:MANY_OUT]]
+    full = np.nonzero(st.alive & (st.rcount >= st.rcount[dst] + 2))[0]
+    full = full[np.argsort(-st.rcount[full], kind="stable")[:D_DESTS]]
+    if full.size < 2:
+        return False
+    # light followers on the fullest brokers that dst does not hold: the incoming candidates
+    cand: list[tuple[float, int, int]] = []
+    for b in full.tolist():
+        qs = st.members_arr(b)
+        qs = qs[~st.frozen[qs] & (st.ldr[qs] != b) & ~np.any(st.rep[qs] == dst, axis=1)]
+        if qs.size:
+            k = int(np.argmin(weight[qs]))
+            cand.append((float(weight[qs[k]]), int(qs[k]), b))
+    cand.sort()
+    order = np.argsort(st.rcount, kind="stable")
+    for p_out in out.tolist():
+        # dst's own band is checked once, on the whole exchange: the heavy replica alone may take it below
+        h = next((int(b) for b in order.tolist() if b != dst and st.alive[b]
+                  and _replica_step_ok(st, p_out, dst, int(b), resource_guard, check_src=False)), -1)
+        if h < 0:
+            continue
+        touched = {dst, h}
+        sq = -int((st.rcount[list(touched)].astype(np.int64) ** 2).sum())
+        done: list[tuple[int, int, int]] = [(p_out, dst, h)]
+        st.move_replica(p_out, dst, h)
+        for w, q, b in cand:
+            if len(done) > MANY_IN:
+                break
+            if w > rel[p_out].max() or b in touched or q == p_out:
+                continue
+            over = resource_guard and bool(  # dst may climb back into its band, never past where it was
+                st.violation_grows(np.maximum(u0, st.load[dst] / st.cap[dst]), (st.load[dst] + st.F[q]) / st.cap[dst])
+            )
+            if not over and _replica_step_ok(st, q, b, dst, resource_guard, check_dst=False):
+                sq -= int(st.rcount[b]) ** 2
+                touched.add(b)
+                done.append((q, b, dst))
+                st.move_replica(q, b, dst)
+        sq += int((st.rcount[list(touched)].astype(np.int64) ** 2).sum())
+        fits = not resource_guard or not bool(st.violation_grows(u0, st.load[dst] / st.cap[dst]))
+        if len(done) >= 3 and sq < 0 and fits:
+            return True
+        for p, a, b in reversed(done):  # undo: dst would not gain a replica
+            st.move_replica(p, b, a)
     return False
 
 
