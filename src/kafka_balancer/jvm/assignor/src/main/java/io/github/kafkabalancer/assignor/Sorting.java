@@ -48,8 +48,13 @@ final class Sorting {
 
     /** First index whose value is >= x in an ascending array (numpy searchsorted, side left). */
     static int lowerBound(double[] sorted, double x) {
+        return lowerBound(sorted, sorted.length, x);
+    }
+
+    /** lowerBound over the first n values. */
+    static int lowerBound(double[] sorted, int n, double x) {
         int lo = 0;
-        int hi = sorted.length;
+        int hi = n;
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
             if (sorted[mid] < x) {
