@@ -60,7 +60,7 @@ final class Balanced {
         owner = improve(pr, owner, opt);
         long t2 = System.nanoTime();
         int[] out = safetyNet(pr, owner, lb, opt);
-        if (Boolean.getBoolean("kafka.balancer.timing")) {
+        if (KafkaBalancerAssignor.TIMING) {
             System.err.printf("  fill %.1f ms, improve %.1f ms, net %.1f ms%n", (t1 - t0) / 1e6, (t2 - t1) / 1e6,
                     (System.nanoTime() - t2) / 1e6);
         }
@@ -75,7 +75,18 @@ final class Balanced {
         final IndexedHeap[] heaps;
 
         Chooser(int[] members, double[] capacity, double[] cur, int total, List<List<IndexedHeap>> heapsOf) {
-            double[] distinct = Arrays.stream(members).mapToDouble(m -> capacity[m]).distinct().sorted().toArray();
+            double[] all = new double[members.length];
+            for (int i = 0; i < members.length; i++) {
+                all[i] = capacity[members[i]];
+            }
+            Arrays.sort(all);
+            int nd = 0;
+            for (int i = 0; i < all.length; i++) {
+                if (i == 0 || all[i] != all[i - 1]) {
+                    all[nd++] = all[i];
+                }
+            }
+            double[] distinct = Arrays.copyOf(all, nd);
             caps = distinct;
             heaps = new IndexedHeap[distinct.length];
             for (int i = 0; i < distinct.length; i++) {
@@ -84,7 +95,18 @@ final class Balanced {
             for (int m : members) {
                 int i = Arrays.binarySearch(distinct, capacity[m]);
                 heaps[i].set(m, cur[m]);
-                heapsOf.get(m).add(heaps[i]);
+                if (heapsOf != null) {
+                    heapsOf.get(m).add(heaps[i]);
+                }
+            }
+        }
+
+        /** A member's load changed (only this chooser's heaps hold it). */
+        void update(int m, double load) {
+            for (IndexedHeap h : heaps) {
+                if (h.contains(m)) {
+                    h.set(m, load);
+                }
             }
         }
 
@@ -128,6 +150,9 @@ final class Balanced {
         boolean racks = pr.rackAware();
         if (pr.homogeneous() && !racks) {
             items = waterFillTail(pr, items, owner, cur);
+            if (items.length == 0) {
+                return;
+            }
         }
         List<List<IndexedHeap>> heapsOf = new ArrayList<>(pr.members);
         for (int m = 0; m < pr.members; m++) {
@@ -272,19 +297,17 @@ final class Balanced {
 
     /** Homogeneous, no racks: each item to the least (cur + l) / capacity member, heaviest first. */
     private static void placeByHeap(Problem pr, int[] items, int[] owner, double[] cur) {
-        List<List<IndexedHeap>> heapsOf = new ArrayList<>(pr.members);
-        for (int m = 0; m < pr.members; m++) {
-            heapsOf.add(new ArrayList<>(1));
+        if (items.length == 0) {
+            return;
         }
-        Chooser c = new Chooser(pr.classMembers[0], pr.capacity, cur, pr.members, heapsOf);
+        List<List<IndexedHeap>> none = null;
+        Chooser c = new Chooser(pr.classMembers[0], pr.capacity, cur, pr.members, none);
         double[] v = new double[1];
         for (int p : items) {
             int m = c.pick(pr.load[p], cur, v);
             owner[p] = m;
             cur[m] += pr.load[p];
-            for (IndexedHeap h : heapsOf.get(m)) {
-                h.set(m, cur[m]);
-            }
+            c.update(m, cur[m]);
         }
     }
 

@@ -19,12 +19,15 @@ import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
  * Plain timed harness: our assignor next to Kafka's {@code uniform} (UniformAssignor, from the broker's
  * group-coordinator jar) on the same group, fresh and after 1 % of the members left (sticky round).
  *
- * <pre>java -cp ... io.github.kafkabalancer.assignor.Bench MEMBERS PARTITIONS TOPICS ZIPF_S REPS SEEDS</pre>
+ * <pre>java -cp ... io.github.kafkabalancer.assignor.Bench MEMBERS PARTITIONS TOPICS ZIPF_S REPS SEEDS [WARMUP]</pre>
  *
- * For seeds 1..SEEDS, prints one JSON line per (seed, assignor, round) with min / median milliseconds
- * over REPS runs (after 2 warm-up runs) and the max member load / lower bound under the Zipf loads.
+ * For seeds 1..SEEDS, prints one JSON line per (seed, assignor, round) with min / median / p90
+ * milliseconds over REPS runs (after WARMUP untimed runs of the same call, default 2, so the JIT has
+ * compiled it) and the max member load / lower bound under the Zipf loads.
  */
 public final class Bench {
+    private static int warmup = 2;
+
     private Bench() {
     }
 
@@ -35,6 +38,7 @@ public final class Bench {
         double s = Double.parseDouble(args[3]);
         int reps = Integer.parseInt(args[4]);
         int seeds = Integer.parseInt(args[5]);
+        warmup = args.length > 6 ? Integer.parseInt(args[6]) : 2;
         for (long seed = 1; seed <= seeds; seed++) {
             one(members, partitions, topics, s, reps, seed);
         }
@@ -66,7 +70,17 @@ public final class Bench {
             loads.put(ids[t], Arrays.copyOfRange(base, k, k + counts[t]));
             k += counts[t];
         }
-        LoadView view = (t, p, now) -> loads.get(t)[p];
+        LoadView view = new LoadView() { // as the broker's LoadCache: one lookup per topic
+            @Override
+            public double load(Uuid t, int p, long now) {
+                return loads.get(t)[p];
+            }
+
+            @Override
+            public void topic(Uuid t, int n, long now, double[] out, int offset) {
+                System.arraycopy(loads.get(t), 0, out, offset, n);
+            }
+        };
         Set<Uuid> all = new HashSet<>(Arrays.asList(ids));
         Map<String, StaticGroup.Sub> subs = new LinkedHashMap<>();
         for (int m = 0; m < members; m++) {
@@ -106,7 +120,7 @@ public final class Bench {
         }
     }
 
-    private record Run(GroupAssignment result, double minMs, double medianMs) {
+    private record Run(GroupAssignment result, double minMs, double medianMs, double p90Ms) {
     }
 
     private interface Call {
@@ -115,7 +129,7 @@ public final class Bench {
 
     private static Run time(Call c, int reps) throws Exception {
         GroupAssignment res = null;
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < warmup; i++) {
             res = c.run();
         }
         double[] ms = new double[reps];
@@ -125,7 +139,7 @@ public final class Bench {
             ms[i] = (System.nanoTime() - t0) / 1e6;
         }
         Arrays.sort(ms);
-        return new Run(res, ms[0], ms[reps / 2]);
+        return new Run(res, ms[0], ms[reps / 2], ms[Math.min(reps - 1, (int) Math.ceil(0.9 * reps) - 1)]);
     }
 
     /** {max/LB, assigned partitions, max-min partition count}. */
@@ -164,7 +178,7 @@ public final class Bench {
                               double[] q) {
         System.out.printf(java.util.Locale.ROOT,
                 "{\"seed\":%d,\"assignor\":\"%s\",\"round\":\"%s\",\"members\":%d,\"partitions\":%d,\"topics\":%d,\"zipf_s\":%.2f,"
-                        + "\"min_ms\":%.2f,\"median_ms\":%.2f,\"max_over_lb\":%.4f,\"assigned\":%d,\"count_spread\":%d}%n",
-                seed, name, round, members, partitions, topics, s, r.minMs, r.medianMs, q[0], (int) q[1], (int) q[2]);
+                        + "\"min_ms\":%.2f,\"median_ms\":%.2f,\"p90_ms\":%.2f,\"max_over_lb\":%.4f,\"assigned\":%d,\"count_spread\":%d}%n",
+                seed, name, round, members, partitions, topics, s, r.minMs, r.medianMs, r.p90Ms, q[0], (int) q[1], (int) q[2]);
     }
 }
