@@ -167,25 +167,7 @@ final class GroupProblem {
                 }
             }
         }
-        for (int m = 0; m < nm; m++) {
-            MemberAssignment a = spec.memberAssignment(idArray[m]);
-            if (a == null) {
-                continue;
-            }
-            for (Map.Entry<Uuid, Set<Integer>> e : a.partitions().entrySet()) {
-                Integer t = topicPos.get(e.getKey());
-                if (t == null || !(homogeneous || subs[m].contains(e.getKey()))) {
-                    continue;
-                }
-                int lo = firstPartition[t];
-                int size = firstPartition[t + 1] - lo;
-                for (int n : e.getValue()) {
-                    if (n >= 0 && n < size && prev[lo + n] < 0) {
-                        prev[lo + n] = m; // two claims: the first member (by id) keeps it
-                    }
-                }
-            }
-        }
+        readOwners(spec, idArray, homogeneous ? null : subs, topicPos, firstPartition, prev);
         long t3 = System.nanoTime();
         if (KafkaBalancerAssignor.TIMING) {
             System.err.printf("    members %.1f, topics %.1f, owned %.1f ms%n", (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6);
@@ -197,6 +179,33 @@ final class GroupProblem {
         Problem pr = new Problem(cap, load, prev, classOf, classMembers.toArray(new int[0][]), memberRack,
                 partRacks, topicOf, number, rank);
         return new GroupProblem(ids, topicList, pr, known, mode);
+    }
+
+    /** prev[p] = the member (position) that owns partition p now; two claims: the first member by id keeps it. */
+    private static void readOwners(GroupSpec spec, String[] ids, Set<Uuid>[] subs, Map<Uuid, Integer> topicPos,
+                                   int[] firstPartition, int[] prev) {
+        for (int m = 0; m < ids.length; m++) {
+            MemberAssignment a = spec.memberAssignment(ids[m]);
+            if (a == null) {
+                continue;
+            }
+            for (Map.Entry<Uuid, Set<Integer>> e : a.partitions().entrySet()) {
+                Integer t = topicPos.get(e.getKey());
+                if (t == null || (subs != null && !subs[m].contains(e.getKey()))) {
+                    continue;
+                }
+                claim(e.getValue(), m, firstPartition[t], firstPartition[t + 1] - firstPartition[t], prev);
+            }
+        }
+    }
+
+    private static void claim(Set<Integer> partitions, int m, int lo, int size, int[] prev) {
+        for (Integer boxed : partitions) {
+            int n = boxed;
+            if (n >= 0 && n < size && prev[lo + n] < 0) {
+                prev[lo + n] = m;
+            }
+        }
     }
 
     private static int[] racks(Set<String> racks, Map<String, Integer> rackIds) {
