@@ -169,7 +169,12 @@ def cell(cluster: LocalCluster, assignor: str, k: int, a: argparse.Namespace, ou
             row["ratio_target_after"] = round(max_over_bound(g[0], rates), 4) if g else None
         time.sleep(max(0.0, a.measure - (time.monotonic() - t_kill)))
         prod.close()
-        consumed = lambda: set().union(*(read_worker(o).records for o in outs))  # noqa: E731
+        def consumed() -> set[tuple[int, int]]:
+            out: set[tuple[int, int]] = set()
+            for o in outs:
+                out |= read_worker(o).records
+            return out
+
         if alive:
             with contextlib.suppress(AssertionError):  # what is left is reported as lost
                 wait_until(lambda: prod.acked <= consumed(), a.drain, "the survivors draining")
