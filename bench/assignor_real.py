@@ -93,7 +93,7 @@ def group_targets(bootstrap: str, group: str) -> tuple[list[set[int]], bool] | N
     from confluent_kafka.admin import AdminClient
 
     try:
-        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
         desc = admin.describe_consumer_groups([group], request_timeout=10)[group].result(timeout=15)
     except Exception:  # a transient failure means "not known yet"
         return None

@@ -142,7 +142,7 @@ public final class Bench {
         return new Run(res, ms[0], ms[reps / 2], ms[Math.min(reps - 1, (int) Math.ceil(0.9 * reps) - 1)]);
     }
 
-    /** {max/LB, assigned partitions, max-min partition count}. */
+    /** {max/LB, assigned partitions, max-min partition count, (member, topic) entries}. */
     private static double[] quality(GroupAssignment ga, Map<Uuid, double[]> loads, int members) {
         double total = 0;
         double heaviest = 0;
@@ -156,7 +156,9 @@ public final class Bench {
         int assigned = 0;
         int minCount = Integer.MAX_VALUE;
         int maxCount = 0;
+        int entries = 0;
         for (MemberAssignment a : ga.members().values()) {
+            entries += a.partitions().size();
             double sum = 0;
             int n = 0;
             for (Map.Entry<Uuid, Set<Integer>> e : a.partitions().entrySet()) {
@@ -171,14 +173,14 @@ public final class Bench {
             maxCount = Math.max(maxCount, n);
         }
         double lb = Math.max(total / members, heaviest);
-        return new double[] {max / lb, assigned, maxCount - minCount};
+        return new double[] {max / lb, assigned, maxCount - minCount, entries};
     }
 
     private static void print(long seed, String name, String round, int members, int partitions, int topics, double s, Run r,
                               double[] q) {
         System.out.printf(java.util.Locale.ROOT,
                 "{\"seed\":%d,\"assignor\":\"%s\",\"round\":\"%s\",\"members\":%d,\"partitions\":%d,\"topics\":%d,\"zipf_s\":%.2f,"
-                        + "\"min_ms\":%.2f,\"median_ms\":%.2f,\"p90_ms\":%.2f,\"max_over_lb\":%.4f,\"assigned\":%d,\"count_spread\":%d}%n",
-                seed, name, round, members, partitions, topics, s, r.minMs, r.medianMs, r.p90Ms, q[0], (int) q[1], (int) q[2]);
+                        + "\"min_ms\":%.2f,\"median_ms\":%.2f,\"p90_ms\":%.2f,\"max_over_lb\":%.4f,\"assigned\":%d,\"count_spread\":%d,\"topic_entries\":%d}%n",
+                seed, name, round, members, partitions, topics, s, r.minMs, r.medianMs, r.p90Ms, q[0], (int) q[1], (int) q[2], (int) q[3]);
     }
 }
