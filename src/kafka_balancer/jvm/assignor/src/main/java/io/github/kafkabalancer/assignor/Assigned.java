@@ -17,9 +17,9 @@ final class Assigned implements MemberAssignment {
         this.partitions = Collections.unmodifiableMap(copy);
     }
 
-    /** Takes a map whose sets are already immutable (no copy). */
+    /** Takes a map that is already immutable, with immutable sets (no copy). */
     private Assigned(Map<Uuid, Set<Integer>> immutable, boolean owned) {
-        this.partitions = Collections.unmodifiableMap(immutable);
+        this.partitions = immutable;
     }
 
     static Assigned of(Map<Uuid, Set<Integer>> immutableSets) {

@@ -149,25 +149,35 @@ public final class KafkaBalancerAssignor implements ConsumerGroupPartitionAssign
         for (int i = 0; i < np; i++) {
             numbers[i] = pr.partitionNumber[order[i]];
         }
-        Map<String, MemberAssignment> members = new HashMap<>(mapCapacity(nm));
+        // one entry per run of one topic within a member's partitions (positions are topic-contiguous)
+        int runs = 0;
+        for (int i = 0; i < np; i++) {
+            if (i == 0 || owner[order[i]] != owner[order[i - 1]] || pr.topicOf[order[i]] != pr.topicOf[order[i - 1]]) {
+                runs++;
+            }
+        }
+        Uuid[] keys = new Uuid[runs];
+        @SuppressWarnings("unchecked")
+        Set<Integer>[] values = new Set[runs];
+        int[] runStartOf = new int[nm + 1]; // member m's runs are [runStartOf[m], runStartOf[m + 1])
+        int r = 0;
         for (int m = 0; m < nm; m++) {
+            runStartOf[m] = r;
             int from = start[m];
             int to = start[m + 1];
-            int runs = 0;
-            for (int i = from; i < to; i++) {
-                if (i == from || pr.topicOf[order[i]] != pr.topicOf[order[i - 1]]) {
-                    runs++;
-                }
-            }
-            Map<Uuid, Set<Integer>> per = new HashMap<>(mapCapacity(runs));
             int runStart = from;
             for (int i = from + 1; i <= to; i++) {
                 if (i == to || pr.topicOf[order[i]] != pr.topicOf[order[runStart]]) {
-                    per.put(gp.topicIds.get(pr.topicOf[order[runStart]]), new PartitionSet(numbers, runStart, i));
+                    keys[r] = gp.topicIds.get(pr.topicOf[order[runStart]]);
+                    values[r++] = new PartitionSet(numbers, runStart, i);
                     runStart = i;
                 }
             }
-            members.put(gp.memberIds.get(m), Assigned.of(per));
+        }
+        runStartOf[nm] = r;
+        Map<String, MemberAssignment> members = new HashMap<>(mapCapacity(nm));
+        for (int m = 0; m < nm; m++) {
+            members.put(gp.memberIds.get(m), Assigned.of(new TopicMap(keys, values, runStartOf[m], runStartOf[m + 1])));
         }
         return new GroupAssignment(members);
     }
