@@ -58,7 +58,9 @@ def main() -> None:
             r["loadavg"] = [round(x, 1) for x in load]
             rows.append({**r, "kind": "speed"})
             print(f"{r['assignor']:>15} {r['round']:>8} {r['members']:>6} x {r['partitions']:>7}: "
-                  f"{r['min_ms']:8.2f} / {r['median_ms']:8.2f} / {r['p90_ms']:8.2f} ms  max/LB {r['max_over_lb']:.4f}  "
+                  f"{r['min_ms']:8.2f} / {r['median_ms']:8.2f} / {r['p90_ms']:8.2f} ms  "
+                  f"pair ratio {r['median_pair_ratio']:6.2f}  entries {r['topic_entries']:>6}  "
+                  f"max/LB {r['max_over_lb']:.4f}  "
                   f"(load avg {load[0]:.1f} {load[1]:.1f} {load[2]:.1f})")
     print("\n## quality (Zipf loads; max member load / lower bound over seeds)")
     for cfg in QUALITY if not a.quick else QUALITY[:2]:
