@@ -14,6 +14,7 @@ both brokers on every resource taken together.
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -23,11 +24,18 @@ from kafka_balancer.planner.strategies import swap
 
 
 def polish(
-    st: State, budget: float, deadline: float, max_moves: int, min_dev: float = 0.01, min_gain_per_byte: float = 0.0
+    st: State,
+    budget: float,
+    deadline: float,
+    max_moves: int,
+    min_dev: float = 0.01,
+    max_steps: float = math.inf,
+    min_gain_per_byte: float = 0.0,
 ) -> int:
-    """Spend at most ``budget`` bytes on σ, until ``deadline`` (process CPU time); returns the number of moves
-    (a swap counts once). A move is
-    made only if it lowers the squared relative deviation by at least ``min_gain_per_byte`` per byte copied."""
+    """Spend at most ``budget`` bytes on σ in at most ``max_moves`` moves and ``max_steps`` attempts (the
+    deterministic budget; ``deadline`` is a safety net); returns the number of moves (a swap counts once). A
+    move is made only if it lowers the squared relative deviation by at least ``min_gain_per_byte`` per byte
+    copied."""
     if budget <= 0 or not st.alive.any():
         return 0
     st.polishing, st.byte_budget, st.min_gain_per_byte = True, budget, min_gain_per_byte
@@ -36,7 +44,9 @@ def polish(
     stuck: set[tuple[int, int]] = set()
     moves = 0
     try:
-        while moves < max_moves and time.process_time() < deadline:
+        steps = 0
+        while moves < max_moves and steps < max_steps and time.monotonic() < deadline:
+            steps += 1
             dev = np.where(t > 0, (st.load / st.cap - t) / safe, 0.0)
             dev[~st.alive] = 0.0
             mag = np.abs(dev)
