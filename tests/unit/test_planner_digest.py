@@ -39,15 +39,15 @@ CASES: dict[str, tuple[ClusterSpec, int, Constraints | None]] = {
 }
 
 DIGESTS: dict[str, str] = {
-    "dead-broker-1": "2ae7770d61e0d0e1",
-    "hetero-0": "538db93e62e7780d",
-    "mini-hard-0": "38f0454e44303b3a",
-    "new-brokers-0": "7c22eae471f6ca79",
+    "dead-broker-1": "ec3847d7b83c8889",
+    "hetero-0": "8f6fb5c604909eb5",
+    "mini-hard-0": "b6e9ebf13cc21e3d",
+    "new-brokers-0": "8618f294baf0f381",
     "overloaded-0": "ac6a2c19185ae0aa",
-    "paper-0": "4b349c0a85b75c4b",
-    "paper-3": "cf1f9d4f8c456c13",
-    "racks48-0": "547eecd390f21ad9",
-    "racks48-remove-2": "ce859c73492907f0",
+    "paper-0": "66a14f7453906ee7",
+    "paper-3": "bc66e913a34191d6",
+    "racks48-0": "0d21d0055084fbdb",
+    "racks48-remove-2": "129911f543df1dae",
 }
 
 
