@@ -39,15 +39,15 @@ CASES: dict[str, tuple[ClusterSpec, int, Constraints | None]] = {
 }
 
 DIGESTS: dict[str, str] = {
-    "dead-broker-1": "ec3847d7b83c8889",
+    "dead-broker-1": "94dc94ef32158125",
     "hetero-0": "8f6fb5c604909eb5",
     "mini-hard-0": "b6e9ebf13cc21e3d",
-    "new-brokers-0": "8618f294baf0f381",
+    "new-brokers-0": "146cf3d86e122451",
     "overloaded-0": "ac6a2c19185ae0aa",
     "paper-0": "66a14f7453906ee7",
     "paper-3": "bc66e913a34191d6",
-    "racks48-0": "0d21d0055084fbdb",
-    "racks48-remove-2": "129911f543df1dae",
+    "racks48-0": "de6a2e8b7f8e3381",
+    "racks48-remove-2": "39fff4d9ba59770f",
 }
 
 

@@ -48,6 +48,7 @@ SWAP_SHARE = 0.1
 # Once the goals hold, a polishing move must pay for its bytes: it must remove at least this share of the
 # squared deviation per byte that the plan's balancing removed per byte on average (see _balance_rate)
 PAY_SHARE = 0.1
+POLISH_STEPS_MIN, POLISH_STEPS_PER_BROKER = 40, 1  # polishing attempts: max(MIN, PER_BROKER × brokers)
 GIVE_UP = 4  # failures after which the move loop leaves a (broker, resource) violation for good
 
 
@@ -539,9 +540,10 @@ def _polish(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit
     if cfg.polish_share > 0 and out.residual(cfg) <= 0 and cfg.resource_first < len(cfg.policy):
         allowance = cfg.polish_share * cfg.lower_bound - _moved_bytes(st)
         n = max(100, snap.n_brokers * 4)
+        steps = max(POLISH_STEPS_MIN, snap.n_brokers * POLISH_STEPS_PER_BROKER)
         rate = PAY_SHARE * _balance_rate(cfg, st)
         polished = (
-            polish.polish(st, allowance, t0 + time_limit, max_moves=n, max_steps=n, min_gain_per_byte=rate)
+            polish.polish(st, allowance, t0 + time_limit, max_moves=n, max_steps=steps, min_gain_per_byte=rate)
             if allowance > 0
             else 0
         )
