@@ -41,12 +41,12 @@ CASES: dict[str, tuple[ClusterSpec, int, Constraints | None]] = {
 DIGESTS: dict[str, str] = {
     "dead-broker-1": "94dc94ef32158125",
     "hetero-0": "8f6fb5c604909eb5",
-    "mini-hard-0": "b6e9ebf13cc21e3d",
-    "new-brokers-0": "146cf3d86e122451",
+    "mini-hard-0": "38f0454e44303b3a",
+    "new-brokers-0": "8398acfe2b407194",
     "overloaded-0": "ac6a2c19185ae0aa",
     "paper-0": "66a14f7453906ee7",
     "paper-3": "bc66e913a34191d6",
-    "racks48-0": "de6a2e8b7f8e3381",
+    "racks48-0": "6c0c2dc874a6d5f4",
     "racks48-remove-2": "39fff4d9ba59770f",
 }
 

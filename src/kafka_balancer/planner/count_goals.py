@@ -129,6 +129,10 @@ class ReplicaCountGoal(_BrokerCountGoal):
     def improve(self, st: State, budget: Budget, resource_guard: bool) -> int:
         moves = 0
         stuck: set[int] = set()
+        # the many-for-one exchange serves brokers of different sizes (where equal counts need the small ones
+        # to hold light replicas); with equal brokers it finds little and scans a lot, so it is left out
+        live_cap = st.cap[st.alive]
+        unequal = bool(live_cap.size and np.any(live_cap.max(axis=0) > live_cap.min(axis=0) * (1 + 1e-9)))
         while budget.take():
             c = np.where(st.alive, st.rcount, -1)
             if stuck:
@@ -147,7 +151,7 @@ class ReplicaCountGoal(_BrokerCountGoal):
                 _move_one_replica(st, src, dests, resource_guard)
                 or (st.receive[src] and not st.budgeted and budget.charge(EXCHANGE_STEPS)
                     and _exchange(st, src, dests[:X_DESTS], resource_guard))
-                or (not st.budgeted and budget.charge(EXCHANGE_STEPS)
+                or (unequal and not st.budgeted and budget.charge(EXCHANGE_STEPS)
                     and _replica_exchange_many(st, int(dests[0]), resource_guard))
             ):
                 stuck.add(src)
