@@ -491,7 +491,7 @@ def _leader_exchange_many(st: State, dst: int, resource_guard: bool) -> bool:
         return False
     t = np.where(st.target > 0, st.target, 1.0)
     weight = (st.LF / st.cap[dst] / t).sum(axis=1)
-    inc = inc[np.argsort(weight[inc], kind="stable")]
+    inc = inc[np.argsort(weight[inc], kind="stable")[: 2 * X_CANDIDATES]]  # the lightest: each try is a check
     out = out[np.argsort(-weight[out], kind="stable")[:MANY_OUT]]
     for p_out in out.tolist():
         followers = [int(b) for b in st.rep[p_out] if b >= 0 and b != dst and st.may_lead[b]]
