@@ -40,6 +40,7 @@ X_CANDIDATES = 24  # replicas per side considered for a two-for-one exchange
 X_DESTS = 4
 MANY_OUT = 8  # many-for-one exchanges: the broker's heaviest replicas or leaderships tried as the one handed away
 MANY_IN = 6  # ... and at most this many light ones taken for it
+MANY_GIVE_UP = 8  # consecutive failures after which the replica count goal stops trying its many-for-one exchange
 
 
 def _dev_cost(st: State, load: np.ndarray, cap: np.ndarray) -> np.ndarray:
@@ -133,6 +134,14 @@ class ReplicaCountGoal(_BrokerCountGoal):
         # to hold light replicas); with equal brokers it finds little and scans a lot, so it is left out
         live_cap = st.cap[st.alive]
         unequal = bool(live_cap.size and np.any(live_cap.max(axis=0) > live_cap.min(axis=0) * (1 + 1e-9)))
+        many_failed = 0  # consecutive failures of the many-for-one exchange: after MANY_GIVE_UP it is left out
+
+        def _many(st: State, dst: int, resource_guard: bool) -> bool:
+            nonlocal many_failed
+            ok = _replica_exchange_many(st, dst, resource_guard)
+            many_failed = 0 if ok else many_failed + 1
+            return ok
+
         while budget.take():
             c = np.where(st.alive, st.rcount, -1)
             if stuck:
@@ -151,8 +160,8 @@ class ReplicaCountGoal(_BrokerCountGoal):
                 _move_one_replica(st, src, dests, resource_guard)
                 or (st.receive[src] and not st.budgeted and budget.charge(EXCHANGE_STEPS)
                     and _exchange(st, src, dests[:X_DESTS], resource_guard))
-                or (unequal and not st.budgeted and budget.charge(EXCHANGE_STEPS)
-                    and _replica_exchange_many(st, int(dests[0]), resource_guard))
+                or (unequal and many_failed < MANY_GIVE_UP and not st.budgeted and budget.charge(EXCHANGE_STEPS)
+                    and _many(st, int(dests[0]), resource_guard))
             ):
                 stuck.add(src)
                 continue
