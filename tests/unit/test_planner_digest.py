@@ -40,7 +40,7 @@ CASES: dict[str, tuple[ClusterSpec, int, Constraints | None]] = {
 
 DIGESTS: dict[str, str] = {
     "dead-broker-1": "94dc94ef32158125",
-    "hetero-0": "8f6fb5c604909eb5",
+    "hetero-0": "89e0ae3b03b50b9c",
     "mini-hard-0": "38f0454e44303b3a",
     "new-brokers-0": "8398acfe2b407194",
     "overloaded-0": "ac6a2c19185ae0aa",
