@@ -163,5 +163,5 @@ def run_streaming(args: argparse.Namespace) -> int:
         _publish(args, out / f"snapshot-{windows[-1]}.json")
 
     streaming.run_forever(spark, source, cfg, state, out, parse_duration_ms(args.lateness), poll_s, on_emit,
-                          args.max_polls)
+                          args.max_polls, say=lambda line: print(f"pipeline: {line}", file=sys.stderr, flush=True))
     return 0
