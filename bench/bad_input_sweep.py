@@ -53,6 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXE = Path(sys.executable).with_name("kafka-balancer")
 CLOSED = "127.0.0.1:1"  # nothing listens: every cluster command fails fast, on loopback only
 SECRET = "s3cr3t-sweep-pw"
+WARNINGS_ON = False  # --warnings: run with PYTHONWARNINGS=default, as a developer would
 Value = str | bytes
 
 
@@ -142,7 +143,7 @@ POOLS: dict[str, V] = {
                ("NaN", True), ("--1", True)],
     "fraction": [("1.5", True), ("-0.1", True), ("nan", True), ("x", True), ("", True), ("2", True), ("inf", True),
                  ("0", None), ("1", None), ("1e-320", None)],
-    "duration": [("0", True), ("-5s", True), ("1y", True), ("nan", True), ("inf", True), ("1e306", True),
+    "duration": [("0", None), ("-5s", True), ("1y", True), ("nan", True), ("inf", True), ("1e306", True),
                  ("5 parsecs", True), ("", True), ("١٠s", True), ("1e-9", None), ("10", None), ("2m", None),
                  ("99999d", True), ("s", True), ("1ss", True)],
     "timeout": [("0", True), ("-1", True), ("1e306", True), ("nan", True), ("inf", True), ("x", True),
@@ -157,7 +158,7 @@ POOLS: dict[str, V] = {
                   ("[::1]:1", None), ("127.0.0.1:65536", True), (b"127.0.0.1:\xff", True)],
     "text": [("", True), ("a\nb", True), (b"g\xff", True), ("\t", True), ("x" * 5000, None), ("ok-name", None),
              ("a\x1bb", True)],
-    "int_list": [("0,x", True), ("7,7", True), ("-3", True), ("", True), (",", True), ("1,,2", True),
+    "int_list": [("0,x", True), ("7,7", True), ("-3", True), ("", True), (",", True), ("1,,2", None),
                  ("1.5", True), ("99999999999", True)],
     "floats": [("0.1,x", True), ("nan", True), ("", True), ("2", None), ("0.1,,0.2", True), ("inf", True),
                ("-0.5", True)],
@@ -172,11 +173,21 @@ POOLS: dict[str, V] = {
                  ("cpu=1e309", True), ("", True)],
     "ratio": [("1.5", True), ("-0.1", True), ("nan", True), ("x", True), ("", True)],
     "choice": [("bogus", True), ("", True), ("-", True)],
+    "regex": [("(", True), ("a{2,1}", True), ("[", True), ("*", True), ("(?P<", True), ("a|", None)],
+    "names": [("bogus", True), ("", True), (",", True), ("a,,b", True), ("\n", True)],
 }
+# Plain-string flags whose value is parsed by the command (by flag, or "command flag").
+FLAG_KINDS = {"--add-brokers": "int_list", "--remove-brokers": "int_list", "--demote-brokers": "int_list",
+              "--exclude-topics": "regex", "--max-moves": "integer", "--max-bytes": "size", "--goals": "names",
+              "--self-healing": "names", "--strategies": "names", "fleet --out": "path:out-dir",
+              "demo --out": "path:out-dir", "collect --out": "path:out-dir"}
 
 
-def kind_of(action: argparse.Action) -> str:
+def kind_of(action: argparse.Action, cmd: str) -> str:
     """The kind of value a flag takes, from its parser."""
+    flag = action.option_strings[-1]
+    if f"{cmd} {flag}" in FLAG_KINDS or flag in FLAG_KINDS:
+        return FLAG_KINDS.get(f"{cmd} {flag}", FLAG_KINDS.get(flag, ""))
     if action.choices is not None and not isinstance(action.choices, dict):
         return "choice"
     t = action.type
@@ -188,7 +199,6 @@ def kind_of(action: argparse.Action) -> str:
                       ("number", "number"), ("text", "text")]:
         if name.startswith(key):
             return kind
-    flag = action.option_strings[-1]
     if name.startswith("register"):
         return "url" if flag == "--prometheus" else "map"
     return "path:" + PATH_KINDS.get(flag, "in-file")
@@ -217,8 +227,8 @@ def bases(f: dict[str, Path]) -> dict[str, tuple[list[str], dict[str, str | None
         "group locate": ([], {"--group": "g", **closed}, False),
         "group doctor": ([], {"--config": str(f["props"])}, False),
         "local-cluster": (["status"], {"--state-dir": str(f["state"])}, False),
-        "pipeline": ([], {"--samples": str(f["samples"]), "--out": "s.json"}, True),
-        "snapshot": ([], {"--samples": str(f["samples"]), "--out": "s.json"}, True),
+        "pipeline": ([], {"--samples": str(f["samples"]), "--out": "s.json", "--windows": "2"}, True),
+        "snapshot": ([], {"--samples": str(f["samples"]), "--out": "s.json", "--windows": "2"}, True),
         "serve": ([], {"--bootstrap": CLOSED, "--dry-run": None, "--port": "1"}, True),
         "setup-jvm": ([], {"--quiet": None}, False),
         "simulate cluster": ([], {"--preset": "paper", "--out": "c.json"}, False),
@@ -360,12 +370,17 @@ def generate(f: dict[str, Path], work: Path, rng: random.Random, per_flag: int) 
                                   [flag]))
         for a in value_flags:
             flag = a.option_strings[-1]
-            kind = kind_of(a)
+            kind = kind_of(a, cmd)
             if kind.startswith("path:"):
                 pool = list(cheap_paths)
                 if kind in ("path:out-file", "path:out-dir"):
+                    # a new path is a fine output; a folder is one for an output folder
+                    pool = [(v, None if "missing" in str(v) or (kind == "path:out-dir" and v == str(specials))
+                             else bad) for v, bad in pool]
                     inputs = [v for k, v in flags.items() if k in input_files or k in ("--samples", "--snapshots")]
-                    pool += [(v, True) for v in inputs if v]  # an output that is an input of the run
+                    # an output that is an input of the run (fleet writes only *.csv/*.png, never *.json: it
+                    # may share the snapshots' folder by design)
+                    pool += [(v, None if cmd == "fleet" else True) for v in inputs if v]
                     if kind == "path:out-file":
                         pool += [("out.xyz", True)] if flag == "--plot" else []
                 if kind == "path:state-dir":  # a folder with no cluster in it may be a fine answer
@@ -378,9 +393,10 @@ def generate(f: dict[str, Path], work: Path, rng: random.Random, per_flag: int) 
                 watch = [Path(v) for v in flags.values() if v and Path(v).is_absolute() and Path(v).exists()]
                 if isinstance(value, str) and Path(value).is_absolute() and Path(value).is_file():
                     watch.append(Path(value))
-                names = [flag]
+                names = [flag] + ([value] if isinstance(value, str) and value.startswith("--") else [])
                 cases.append(Case(f"{cmd}: {flag} {value!r}"[:120], argv_of(cmd, words, flags, {flag: value}), bad,
-                                  names, watch, timeout=(40.0 if cmd != "serve" else 25.0), spark=False))
+                                  names, watch, timeout=(300.0 if spark and cmd != "serve" else 40.0),
+                                  spark=False))
     # file contents: every input kind, corrupted (seeded)
     content = [("plan", "--snapshot", f["snap"], 14), ("execute", "--plan", f["plan"], 12),
                ("cancel", "--journal", f["journal"], 12), ("assign", "--input", f["group"], 14),
@@ -407,7 +423,8 @@ def generate(f: dict[str, Path], work: Path, rng: random.Random, per_flag: int) 
     for i, (label, blob) in enumerate(corruptions(f["journal"].read_bytes(), rng, 6)):
         path = work / "files" / f"resume-{i}.jsonl"
         path.write_bytes(blob)
-        cases.append(Case(f"execute --resume with {label}", argv_of("execute", [], base["execute"][1],
+        resume = {k: v for k, v in base["execute"][1].items() if k != "--plan"}
+        cases.append(Case(f"execute --resume with {label}", argv_of("execute", [], resume,
                           {"--journal": str(path), "--resume": None}), True if label in STRUCTURAL else None,
                           [path.name, "--journal"], [path]))
     for label, blob in corruptions(f["group"].read_bytes(), rng, 4):
@@ -461,8 +478,9 @@ def run_case(i: int, case: Case, work: Path, fixtures: Path) -> Result:
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
     before_watch = {str(p): _tree(p) if p.is_dir() else _tree_file(p) for p in case.watch}
-    env = {**os.environ, "PYTHONWARNINGS": "default", "KAFKA_BALANCER_DEBUG": ""}
-    env.pop("KAFKA_BALANCER_DEBUG")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONWARNINGS", "KAFKA_BALANCER_DEBUG")}
+    if WARNINGS_ON:
+        env["PYTHONWARNINGS"] = "default"
     t0 = time.monotonic()
     proc = subprocess.Popen([str(EXE), *case.argv], cwd=scratch, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env, start_new_session=True)
@@ -480,9 +498,9 @@ def run_case(i: int, case: Case, work: Path, fixtures: Path) -> Result:
         fails.append("traceback")
     if code is None:
         fails.append("hang")
-    for p, st in before_watch.items():
+    for p, st in before_watch.items():  # every entry that was there is still there, unchanged
         now = _tree(Path(p)) if Path(p).is_dir() else _tree_file(Path(p))
-        if now != st:
+        if any(now.get(k) != v for k, v in st.items()):
             fails.append("file lost")
             break
     if code != 0:
@@ -527,7 +545,10 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("/tmp/kb-sweep"))
     ap.add_argument("--only", default=None, help="only cases whose label starts with this")
     ap.add_argument("--no-spark", action="store_true", help="leave out the Spark cases")
+    ap.add_argument("--warnings", action="store_true", help="run with PYTHONWARNINGS=default (a developer)")
     args = ap.parse_args()
+    global WARNINGS_ON
+    WARNINGS_ON = args.warnings
     rng = random.Random(args.seed)
     work = args.out
     shutil.rmtree(work / "cases", ignore_errors=True)

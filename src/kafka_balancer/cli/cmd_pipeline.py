@@ -61,6 +61,7 @@ def add_batch_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    settings_from_args(args)  # a bad --command-config fails now, not after the Spark job
     if getattr(args, "publish_loads", None):
         from kafka_balancer.collect.admin import check_bootstrap
 

@@ -315,14 +315,10 @@ def _versions(props: dict[str, str], bad: Bad) -> tuple[str, ...]:
 
 def load_settings(path: str | os.PathLike[str], flag: str = "--command-config") -> SecuritySettings:
     """Read and validate a client.properties file; every problem is one :class:`InputError` line."""
+    from kafka_balancer.files.inputs import read_bytes
+
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except IsADirectoryError:
-        raise InputError(f"{flag} {p} is a directory", hint="give the client.properties file") from None
-    except OSError as exc:
-        raise InputError(f"{flag} {p}: cannot read it ({exc.strerror})",
-                         hint="check the path and that this user may read the file") from None
+    data = read_bytes(p, flag, "the client.properties file")  # a regular file: a named pipe is never waited on
     text = read_properties_bytes(data)
     try:
         props = parse_properties(text)
