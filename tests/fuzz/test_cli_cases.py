@@ -232,8 +232,21 @@ CASES: list[C] = [
     (["demo", "--scale", "0"], 2, "--scale"),
     (["demo", "--grace", "soon"], 2, "--grace"),
     # serve (refused before anything connects)
-    (["serve", "--model", "sizes", "--host", "127.0.0.1", "--token", "t", "--state-dir", "{d}/s", "--dry-run",
-      "--command-config", "{d}/c.properties"], 2, "serve needs a cluster"),
+    (["serve", "--model", "sizes", "--host", "127.0.0.1", "--token", "t", "--state-dir", "{d}/s", "--dry-run"], 2,
+     "serve needs a cluster"),
+    (["serve", "--bootstrap", "127.0.0.1:1", "--command-config", "{d}/c.properties"], 2,
+     "--command-config {d}/c.properties: no such file"),
+    # found by bench/bad_input_sweep.py: a named pipe or a device as a settings file, a state folder that is a
+    # device, an empty --self-healing (serve ran for ever), a path too long or a link loop (internal errors)
+    (["serve", "--bootstrap", "127.0.0.1:1", "--dry-run", "--config", "/dev/null"], 2, "--config /dev/null"),
+    (["serve", "--bootstrap", "127.0.0.1:1", "--dry-run", "--state-dir", "/dev/null"], 2, "--state-dir /dev/null"),
+    (["serve", "--bootstrap", "127.0.0.1:1", "--dry-run", "--self-healing", " "], 2, "--self-healing"),
+    (["cancel", "--bootstrap", "127.0.0.1:1", "--journal", "x" * 5000], 2, "--journal"),
+    (["local-cluster", "status", "--state-dir", "y" * 5000], 2, "--state-dir"),
+    (["pipeline", "--samples", "{d}", "--out", "{d}/o.json", "--master", "local[0]"], 1, "--master"),
+    (["plan", "--snapshot", "{d}/nosuch.json", "--out", "{d}/p.json", "--theta", "1e-320"], 2, "--theta"),
+    (["plan", "--snapshot", "{d}/nosuch.json", "--out", "{d}/p.json", "--exact-nodes", "99999999999999999999"], 2,
+     "--exact-nodes"),
     (["serve", "--bootstrap", "nohost"], 2, "--bootstrap"),
     (["serve", "--config", "{d}/nosuch.toml"], 2, "--config {d}/nosuch.toml: no such file"),
     (["serve", "--local-cluster", "{d}/nolc"], 2, "no local cluster in"),

@@ -17,6 +17,7 @@ builders in :mod:`.clients` and :mod:`.tls` call :meth:`Secret.reveal`.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -315,10 +316,22 @@ def _versions(props: dict[str, str], bad: Bad) -> tuple[str, ...]:
 
 def load_settings(path: str | os.PathLike[str], flag: str = "--command-config") -> SecuritySettings:
     """Read and validate a client.properties file; every problem is one :class:`InputError` line."""
-    from kafka_balancer.files.inputs import read_bytes
-
     p = Path(path)
-    data = read_bytes(p, flag, "the client.properties file")  # a regular file: a named pipe is never waited on
+    try:
+        st = os.stat(p)
+    except OSError:
+        st = None  # reported by the read below, in its words
+    if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+        # a named pipe would be waited on for ever, a device read as the settings
+        raise InputError(f"{flag} {p} is not a regular file (a named pipe, device or socket)",
+                         hint="give the client.properties file")
+    try:
+        data = p.read_bytes()
+    except IsADirectoryError:
+        raise InputError(f"{flag} {p} is a directory", hint="give the client.properties file") from None
+    except OSError as exc:
+        raise InputError(f"{flag} {p}: cannot read it ({exc.strerror})",
+                         hint="check the path and that this user may read the file") from None
     text = read_properties_bytes(data)
     try:
         props = parse_properties(text)
