@@ -24,15 +24,16 @@ first broker's smallest replicas moved to the third, if no resource band breaks:
 from __future__ import annotations
 
 import math
-import time
 from typing import ClassVar
 
 import numpy as np
 
 from kafka_balancer.model.snapshot import NW_OUT
+from kafka_balancer.planner.budget import Budget
 from kafka_balancer.planner.state import TOL, State
 
 K_CANDIDATES = 24
+EXCHANGE_STEPS = 4  # an exchange tries up to X_DESTS brokers with pair matrices: charged as 4 more steps
 D_DESTS = 48
 ROUND = 32  # brokers worked on per ranking in the swap goals
 X_CANDIDATES = 24  # replicas per side considered for a two-for-one exchange
@@ -72,7 +73,7 @@ class CountGoal:
     def leader_ok(self, st: State, p: int, src: int, dst: int) -> bool:
         return True
 
-    def improve(self, st: State, deadline: float, resource_guard: bool) -> int:
+    def improve(self, st: State, budget: Budget, resource_guard: bool) -> int:
         return 0
 
 
@@ -123,10 +124,10 @@ class ReplicaCountGoal(_BrokerCountGoal):
         d = _band_delta(st.rcount[dests], lo, hi, +1) + int(_band_delta(st.rcount[src : src + 1], lo, hi, -1)[0])
         return np.broadcast_to((d <= 0)[None, :], (parts.size, dests.size))
 
-    def improve(self, st: State, deadline: float, resource_guard: bool) -> int:
+    def improve(self, st: State, budget: Budget, resource_guard: bool) -> int:
         moves = 0
         stuck: set[int] = set()
-        while time.process_time() < deadline:
+        while budget.take():
             c = np.where(st.alive, st.rcount, -1)
             if stuck:
                 c[list(stuck)] = -1
@@ -142,7 +143,8 @@ class ReplicaCountGoal(_BrokerCountGoal):
             dests = dests[np.argsort(st.rcount[dests], kind="stable")[:D_DESTS]]
             if dests.size == 0 or not (
                 _move_one_replica(st, src, dests, resource_guard)
-                or (st.receive[src] and not st.budgeted and _exchange(st, src, dests[:X_DESTS], resource_guard))
+                or (st.receive[src] and not st.budgeted and budget.charge(EXCHANGE_STEPS)
+                    and _exchange(st, src, dests[:X_DESTS], resource_guard))
             ):
                 stuck.add(src)
                 continue
@@ -270,11 +272,11 @@ class LeaderCountGoal(_BrokerCountGoal):
             d += int(_band_delta(st.lcount[src : src + 1], lo, hi, -1)[0])
         return d <= 0
 
-    def improve(self, st: State, deadline: float, resource_guard: bool) -> int:
+    def improve(self, st: State, budget: Budget, resource_guard: bool) -> int:
         moves = 0
         stuck: set[int] = set()
         stuck_low: set[int] = set()
-        while time.process_time() < deadline:
+        while budget.take():
             c = np.where(self.members(st), st.lcount, -1)
             if stuck:
                 c[list(stuck)] = -1
@@ -454,11 +456,11 @@ class RackRepairGoal(CountGoal):
     def detail(self, st: State) -> str:
         return f"{len(self._repairable(st))} partition(s) with two replicas in one rack that can be spread"
 
-    def improve(self, st: State, deadline: float, resource_guard: bool) -> int:
+    def improve(self, st: State, budget: Budget, resource_guard: bool) -> int:
         racks = st.snap.rack_idx
         moves = 0
         for p, missing in self._repairable(st):
-            if time.process_time() > deadline:
+            if not budget.take():
                 break
             if st.frozen[p]:
                 continue
@@ -534,8 +536,8 @@ class PotentialNwOutGoal(CountGoal):
         shrink = np.maximum(0.0, s0 - self.theta) - np.maximum(0.0, s1 - self.theta)
         return grow <= shrink[:, None] + 1e-12
 
-    def improve(self, st: State, deadline: float, resource_guard: bool) -> int:
-        return _swap_loop(st, deadline, resource_guard, self._pick, self._gain)
+    def improve(self, st: State, budget: Budget, resource_guard: bool) -> int:
+        return _swap_loop(st, budget, resource_guard, self._pick, self._gain)
 
     def _pick(self, st: State, stuck: set[int]) -> list[int]:
         u = np.where(st.alive, self.util(st), -np.inf)
@@ -593,8 +595,8 @@ class TopicSpreadGoal(CountGoal):
         down = np.where(cs > hi[t], -1, np.where(cs <= lo[t], 1, 0))
         return np.asarray(up + down[:, None] <= 0)
 
-    def improve(self, st: State, deadline: float, resource_guard: bool) -> int:
-        return _swap_loop(st, deadline, resource_guard, self._pick, self._gain)
+    def improve(self, st: State, budget: Budget, resource_guard: bool) -> int:
+        return _swap_loop(st, budget, resource_guard, self._pick, self._gain)
 
     def _pick(self, st: State, stuck: set[int]) -> list[int]:
         ex = self._excess(st).sum(axis=0)
@@ -634,20 +636,20 @@ class TopicSpreadGoal(CountGoal):
         return np.where(same, 0.0, gain)
 
 
-def _swap_loop(st: State, deadline: float, resource_guard: bool, pick, gain_of) -> int:  # type: ignore[no-untyped-def]
+def _swap_loop(st: State, budget: Budget, resource_guard: bool, pick, gain_of) -> int:  # type: ignore[no-untyped-def]
     """Swaps (or single moves) between the goal's worst broker and partners, keeping replica counts when
     a swap is used, the move with the best goal gain per resource disturbance first."""
     moves = 0
     stuck: set[int] = set()
     limit = st.copied + st.swap_allowance  # swaps copy two replicas for a soft goal: bytes are capped
-    while time.process_time() < deadline and st.copied < limit:
+    while budget.left() and st.copied < limit:
         # one round: the goal's worst brokers, ranked once (ranking is a pass over every topic and broker)
         ranked = pick(st, stuck)
         if not ranked:
             break
         progress = False
         for hi in ranked:
-            if time.process_time() > deadline or st.copied >= limit:
+            if not budget.take() or st.copied >= limit:
                 break
             if _swap_for(st, hi, resource_guard, gain_of):
                 moves += 1

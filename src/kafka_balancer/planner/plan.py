@@ -28,7 +28,7 @@ import numpy as np
 from kafka_balancer.errors import InputError
 from kafka_balancer.model.plan_io import Plan, PlanEntry
 from kafka_balancer.model.snapshot import CPU, DISK, NW_IN, NW_OUT, RESOURCES, Derived, Snapshot
-from kafka_balancer.planner import bounds, exact
+from kafka_balancer.planner import bounds, budget, exact
 from kafka_balancer.planner.constraints import Constraints, Resolved, resolve
 from kafka_balancer.planner.count_goals import CountGoal, make_goal
 from kafka_balancer.planner.goals import CapacityGoal
@@ -183,6 +183,7 @@ class _Outcome:
     cached_residual: float | None = None
     goals_before: tuple[tuple[str, float, str], ...] = ()
     count_moves: dict[str, int] = field(default_factory=dict)
+    balanced_at: tuple[np.ndarray, np.ndarray] | None = None  # assignment where the move loop stopped short
 
     def metrics(self, cfg: _Settings) -> Metrics:
         return evaluate(self.st.snap, cfg.theta, cfg.eps, loads=self.st.load)
@@ -220,7 +221,6 @@ def plan(
     names in priority order (default :data:`policy.DEFAULT_GOALS`).
     """
     t0 = time.monotonic()
-    c0 = time.process_time()
     cons = constraints if constraints is not None else Constraints()
     res = resolve(cons, snap)
     policy = parse_goals(goals)
@@ -276,14 +276,13 @@ def plan(
             best = cand
     # Relaxed pass on the best attempt, when balance was missed and spreading can help: not when single
     # partitions are too hot for any broker. It may take as long again as planning did.
+    # It resumes from where the best attempt's move loop stopped (the same loop would only repeat itself).
     if best.residual(cfg) > 0 and not hot and time.monotonic() < t0 + time_limit:
-        spent = time.monotonic() - t0
-        relaxed = _search(
-            snap, cfg, best.margin, best.by_gain_per_byte, True, time.monotonic(), min(spent + 1.0, time_limit)
-        )
+        resume = best.balanced_at if not cfg.count_goals(before_resources=True) else None
+        relaxed = _search(snap, cfg, best.margin, best.by_gain_per_byte, True, t0, time_limit, resume=resume)
         if relaxed.residual(cfg) < best.residual(cfg) - 1e-12:
             best = relaxed
-    return _finish(original, snap, cfg, best, ex, (proofs or []) + hot, add, t0, c0, time_limit)
+    return _finish(original, snap, cfg, best, ex, (proofs or []) + hot, add, t0, time_limit)
 
 
 def cfg_resource_first(policy: tuple[str, ...]) -> int:
@@ -333,8 +332,10 @@ def _search(
     t0: float,
     time_limit: float,
     start: tuple[np.ndarray, np.ndarray] | None = None,
+    resume: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> _Outcome:
-    """One run of the move loop, from the snapshot's assignment or from ``start``."""
+    """One run of the move loop, from the snapshot's assignment or from ``start``; with ``resume`` (an
+    assignment where an earlier run's move loop stopped) straight to the relaxed loop from there."""
     st = State(
         snap, cfg.theta, cfg.eps, margin, by_gain_per_byte, res=cfg.res, view=cfg.view,
         distribution="distribution" in cfg.policy,
@@ -360,21 +361,29 @@ def _search(
         if group:
             names = ", ".join(snap.partition_label(p) for p in group[:5]) + (" ..." if len(group) > 5 else "")
             warnings.append(f"{len(group)} partition(s) keep their leader on a demoted broker: {why} ({names})")
-    if start is not None:
+    if resume is not None:
+        st.adopt(*resume)
+    elif start is not None:
         st.adopt(*start)
     else:
         leadership.restore_preferred(st)
     # count goals placed above the resource goals in the policy run first and then guard them
     count_moves: dict[str, int] = {}
     for goal in cfg.count_goals(before_resources=True):
-        count_moves[goal.name] = goal.improve(st, time.process_time() + time_limit, resource_guard=False)
+        steps = budget.count_goal_steps(snap) * COUNT_WEIGHT.get(goal.name, 1.0)
+        count_moves[goal.name] = goal.improve(st, budget.Budget(steps, t0 + time_limit), resource_guard=False)
         st.guards.append(goal)
+    balanced_at: tuple[np.ndarray, np.ndarray] | None = None
     if cfg.resource_first >= len(cfg.policy):
         left: list[tuple[int, int]] = []
+    elif resume is not None:
+        left = [(int(b), int(r)) for b, r in zip(*np.nonzero(st.violations() > TOL), strict=True)]
     elif start is not None and _residual(evaluate(snap.with_assignment(st.rep, st.ldr), cfg.theta, cfg.eps)) <= 0:
         left = []  # already balanced; the move loop would only chase the aim band
     else:
         left = _balance(st, t0 + time_limit, cfg.progress)
+        if left:  # where a relaxed pass may resume
+            balanced_at = (st.rep.copy(), st.ldr.copy())
     if left and relax:  # what the paper's rule cannot fix: spread it out rather than leave it on a few brokers
         st.relaxed = True
         left = _balance(st, t0 + time_limit, cfg.progress, max_moves=max(100, 4 * snap.n_brokers))
@@ -386,7 +395,7 @@ def _search(
         tighten.tighten(st, max_moves=max(100, snap.n_brokers * 4), deadline=t0 + time_limit)
     return _Outcome(
         st, warnings, margin, by_gain_per_byte, relax, start is not None, goals_before=goals_before,
-        count_moves=count_moves,
+        count_moves=count_moves, balanced_at=balanced_at,
     )
 
 
@@ -417,34 +426,32 @@ def _finish(
     proofs: list[str],
     add: int,
     t0: float,
-    c0: float,
     time_limit: float,
 ) -> PlanResult:
     st = out.st
     if cfg.polish_share > 0 and out.residual(cfg) <= 0 and cfg.resource_first < len(cfg.policy):
-        # balanced: spend what the byte allowance leaves on σ, in at most a quarter more time
-        budget = cfg.polish_share * cfg.lower_bound - _moved_bytes(st)
-        now = time.monotonic()
-        limit = min(t0 + time_limit, now + max(1.0, 0.25 * (now - t0)))
+        # balanced: spend what the byte allowance leaves on σ, in at most max(100, 4 × brokers) moves and as
+        # many attempts (the deadline is the caller's time limit, a safety net only)
+        allowance = cfg.polish_share * cfg.lower_bound - _moved_bytes(st)
         n = max(100, snap.n_brokers * 4)
-        if budget > 0 and polish.polish(st, budget, limit, max_moves=n) and cfg.tighten_leaders:
+        polished = polish.polish(st, allowance, t0 + time_limit, max_moves=n, max_steps=n) if allowance > 0 else 0
+        if polished and cfg.tighten_leaders:
             tighten.tighten(st, max_moves=n, deadline=t0 + time_limit)
     # the count goals below the resource goals, in policy order, each guarded by every goal above it
     count_moves = dict(out.count_moves)
     resource_guard = cfg.resource_first < len(cfg.policy)
-    # CPU time, not wall time: on a shared machine a wall-clock share starves these goals unpredictably
-    now = time.process_time()
-    deadline = now + min(max(0.0, t0 + time_limit - time.monotonic()), max(1.0, 0.4 * (now - c0)))
+    # a work budget, not a time share: the same snapshot gets the same plan on a loaded machine
     post = cfg.count_goals(before_resources=False)
+    pool = budget.count_goal_steps(snap) * sum(COUNT_WEIGHT.get(g.name, 1.0) for g in post)
     # potential nw_out and topic spread work by swaps (two copies each): at most a tenth more bytes than the
     # plan already moves, so the soft goals at the bottom never dominate what the plan costs
     st.swap_allowance = SWAP_SHARE * max(0.0, st.copied)
     weights = [COUNT_WEIGHT.get(g.name, 1.0) for g in post]
     for k, goal in enumerate(post):
-        now = time.process_time()
         # each goal a weighted share of what is left; what a goal does not use passes on to the next
-        share = now + max(0.0, deadline - now) * weights[k] / sum(weights[k:])
+        share = budget.Budget(pool * weights[k] // sum(weights[k:]), t0 + time_limit)
         count_moves[goal.name] = goal.improve(st, share, resource_guard)
+        pool -= share.used
         st.guards.append(goal)
     st.guards = []
     warnings = list(out.warnings)

@@ -14,6 +14,7 @@ both brokers on every resource taken together.
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -22,8 +23,11 @@ from kafka_balancer.planner.state import State
 from kafka_balancer.planner.strategies import swap
 
 
-def polish(st: State, budget: float, deadline: float, max_moves: int, min_dev: float = 0.01) -> int:
-    """Spend at most ``budget`` bytes on σ; returns the number of moves (a swap counts once)."""
+def polish(
+    st: State, budget: float, deadline: float, max_moves: int, min_dev: float = 0.01, max_steps: float = math.inf
+) -> int:
+    """Spend at most ``budget`` bytes on σ in at most ``max_moves`` moves and ``max_steps`` attempts (the
+    deterministic budget; ``deadline`` is a safety net); returns the number of moves (a swap counts once)."""
     if budget <= 0 or not st.alive.any():
         return 0
     st.polishing, st.byte_budget = True, budget
@@ -32,7 +36,9 @@ def polish(st: State, budget: float, deadline: float, max_moves: int, min_dev: f
     stuck: set[tuple[int, int]] = set()
     moves = 0
     try:
-        while moves < max_moves and time.monotonic() < deadline:
+        steps = 0
+        while moves < max_moves and steps < max_steps and time.monotonic() < deadline:
+            steps += 1
             dev = np.where(t > 0, (st.load / st.cap - t) / safe, 0.0)
             dev[~st.alive] = 0.0
             mag = np.abs(dev)

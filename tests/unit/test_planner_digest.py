@@ -1,0 +1,68 @@
+"""Plans fixed by digest: a refactor of the planner's speed (derived view, state, parsing, budgets) must leave
+the plan of every case below unchanged, byte for byte. A change that is meant to alter plans updates
+``DIGESTS`` in the same commit and says why.
+
+The digest covers the plan as written (kafka-reassign-partitions JSON) plus the move counts and warnings, so
+any difference in the moves chosen shows up. The stopping rules the plan depends on are work budgets, not
+clocks (docs/planner.md, "Budgets"), so the same snapshot gives the same plan on a loaded machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+
+import pytest
+
+from kafka_balancer.model.plan_io import plan_to_dict
+from kafka_balancer.planner import plan
+from kafka_balancer.planner.constraints import Constraints
+from kafka_balancer.sim.cluster import PRESETS, ClusterSpec, generate
+
+# a small cousin of the hard presets: steep skew, mixed replication factors, two partitions too hot for
+# any broker on CPU and network-out
+MINI_HARD = replace(
+    PRESETS["large-hard"], brokers=40, racks=4, topics=80, partitions=3000, name="mini-hard"
+)
+
+CASES: dict[str, tuple[ClusterSpec, int, Constraints | None]] = {
+    "paper-0": (PRESETS["paper"], 0, None),
+    "paper-3": (PRESETS["paper"], 3, None),
+    "racks48-0": (PRESETS["racks48"], 0, None),
+    "new-brokers-0": (PRESETS["new-brokers"], 0, None),
+    "dead-broker-1": (PRESETS["dead-broker"], 1, None),
+    "hetero-0": (PRESETS["hetero"], 0, None),
+    "overloaded-0": (PRESETS["overloaded"], 0, None),
+    "mini-hard-0": (MINI_HARD, 0, None),
+    "racks48-remove-2": (PRESETS["racks48"], 2, Constraints(remove_brokers=frozenset({3, 17}))),
+}
+
+DIGESTS: dict[str, str] = {
+    "dead-broker-1": "2ae7770d61e0d0e1",
+    "hetero-0": "538db93e62e7780d",
+    "mini-hard-0": "38f0454e44303b3a",
+    "new-brokers-0": "7c22eae471f6ca79",
+    "overloaded-0": "ac6a2c19185ae0aa",
+    "paper-0": "4b349c0a85b75c4b",
+    "paper-3": "cf1f9d4f8c456c13",
+    "racks48-0": "547eecd390f21ad9",
+    "racks48-remove-2": "ce859c73492907f0",
+}
+
+
+def digest(spec: ClusterSpec, seed: int, cons: Constraints | None) -> str:
+    snap = generate(spec, seed=seed)
+    result = plan(snap, constraints=cons)
+    doc = {
+        "plan": plan_to_dict(result.plan),
+        "replica_moves": result.replica_moves,
+        "leader_moves": result.leader_moves,
+        "warnings": list(result.warnings),
+    }
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_plan_digest_is_unchanged(case: str) -> None:
+    assert digest(*CASES[case]) == DIGESTS[case]
