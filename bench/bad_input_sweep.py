@@ -374,8 +374,10 @@ def generate(f: dict[str, Path], work: Path, rng: random.Random, per_flag: int) 
             if kind.startswith("path:"):
                 pool = list(cheap_paths)
                 if kind in ("path:out-file", "path:out-dir"):
-                    # a new path is a fine output; a folder is one for an output folder
-                    pool = [(v, None if "missing" in str(v) or (kind == "path:out-dir" and v == str(specials))
+                    # a new path is a fine output (its own, never another case's input); a folder is one for
+                    # an output folder
+                    pool = [(str(work / "new" / f"{len(cases)}" / "out.json") if "missing" in str(v) else v,
+                             None if "missing" in str(v) or (kind == "path:out-dir" and v == str(specials))
                              else bad) for v, bad in pool]
                     inputs = [v for k, v in flags.items() if k in input_files or k in ("--samples", "--snapshots")]
                     # an output that is an input of the run (fleet writes only *.csv/*.png, never *.json: it
@@ -393,7 +395,8 @@ def generate(f: dict[str, Path], work: Path, rng: random.Random, per_flag: int) 
                 watch = [Path(v) for v in flags.values() if v and Path(v).is_absolute() and Path(v).exists()]
                 if isinstance(value, str) and Path(value).is_absolute() and Path(value).is_file():
                     watch.append(Path(value))
-                names = [flag] + ([value] if isinstance(value, str) and value.startswith("--") else [])
+                names = [flag] + ([value] if isinstance(value, str) and (value.startswith("--") or value.startswith("/"))
+                                  else [])
                 cases.append(Case(f"{cmd}: {flag} {value!r}"[:120], argv_of(cmd, words, flags, {flag: value}), bad,
                                   names, watch, timeout=(300.0 if spark and cmd != "serve" else 40.0),
                                   spark=False))
@@ -515,8 +518,9 @@ def run_case(i: int, case: Case, work: Path, fixtures: Path) -> Result:
             fails.append("file lost")
     if case.invalid and code == 0:
         fails.append("exit 0 on invalid")
-    lines = [ln for ln in se.splitlines() if ln.strip() and not ln.startswith("pipeline: ")
-             and not ln.startswith("[sweep")]
+    # The command's own progress and notes (``pipeline: …``, ``workload: …``, ``note: …``) are not the error.
+    progress = (f"{case.argv[0]!s}: ", "pipeline: ", "note: ", "[sweep")
+    lines = [ln for ln in se.splitlines() if ln.strip() and not ln.startswith(progress)]
     if code not in (0, None):
         if len(lines) > 2 or not lines or not lines[0].startswith("error: ") or (
                 len(lines) == 2 and not lines[1].startswith("  hint: ")):

@@ -52,6 +52,10 @@ def settings(args: argparse.Namespace) -> object:
         check_input_file(args.command_config, "--command-config", "the client.properties file")
     if args.state_dir is not None:
         check_output_dir(args.state_dir, "--state-dir")
+    if args.local_cluster is not None:
+        from kafka_balancer.localcluster.cluster import open_cluster
+
+        open_cluster(args.local_cluster, "--local-cluster")
     if args.self_healing is not None and not args.self_healing.strip():
         raise InputError("--self-healing is empty", hint="give --self-healing broker_failure,new_brokers,"
                          "goal_violation,disk,leaders or all; leave it out for none")
