@@ -395,8 +395,8 @@ def generate(f: dict[str, Path], work: Path, rng: random.Random, per_flag: int) 
                 watch = [Path(v) for v in flags.values() if v and Path(v).is_absolute() and Path(v).exists()]
                 if isinstance(value, str) and Path(value).is_absolute() and Path(value).is_file():
                     watch.append(Path(value))
-                names = [flag] + ([value] if isinstance(value, str) and (value.startswith("--") or value.startswith("/"))
-                                  else [])
+                named_value = isinstance(value, str) and value.startswith(("--", "/"))
+                names = [flag] + ([str(value)] if named_value else [])
                 cases.append(Case(f"{cmd}: {flag} {value!r}"[:120], argv_of(cmd, words, flags, {flag: value}), bad,
                                   names, watch, timeout=(300.0 if spark and cmd != "serve" else 40.0),
                                   spark=False))
