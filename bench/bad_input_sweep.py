@@ -519,7 +519,8 @@ def run_case(i: int, case: Case, work: Path, fixtures: Path) -> Result:
     if case.invalid and code == 0:
         fails.append("exit 0 on invalid")
     # The command's own progress and notes (``pipeline: …``, ``workload: …``, ``note: …``) are not the error.
-    progress = (f"{case.argv[0]!s}: ", "pipeline: ", "note: ", "[sweep")
+    command = str(case.argv[0]) if case.argv else "kafka-balancer"
+    progress = (f"{command}: ", "pipeline: ", "note: ", "[sweep")
     lines = [ln for ln in se.splitlines() if ln.strip() and not ln.startswith(progress)]
     if code not in (0, None):
         if len(lines) > 2 or not lines or not lines[0].startswith("error: ") or (
