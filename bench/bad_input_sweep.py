@@ -556,7 +556,8 @@ def main() -> int:
     WARNINGS_ON = args.warnings
     rng = random.Random(args.seed)
     work = args.out
-    shutil.rmtree(work / "cases", ignore_errors=True)
+    for stale in ("cases", "nope", "new", "files"):  # what an earlier run created must not look like an input
+        shutil.rmtree(work / stale, ignore_errors=True)
     fixtures = work / "fixtures"
     f = make_fixtures(fixtures)
     cases = generate(f, work, rng, args.per_flag)
