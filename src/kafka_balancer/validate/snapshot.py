@@ -73,6 +73,7 @@ SLICE_BYTES = 4 << 20  # about 6,000 partitions' JSON per slice
 _PARTS_KEY = re.compile(rb'"partitions"[ \t\r\n]*:[ \t\r\n]*\[')
 _BETWEEN = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*\{")  # end of one element of a list of objects, start of the next
 _WS = b" \t\r\n"
+_INF = float("inf")
 
 
 def _parse_sliced(data: bytes, source: str) -> Snapshot | None:
@@ -255,7 +256,11 @@ class _Reader:
                 for r, res in enumerate(RESOURCES):
                     if res not in rl:
                         raise InputError(f"{label}: load.{role}.{res} is missing")
-                    arr[j, r] = number(rl[res], f"{label}: load.{role}.{res}",
+                    v = rl[res]
+                    if type(v) is float and 0.0 <= v < _INF:  # the common case, without building its label
+                        arr[j, r] = v
+                        continue
+                    arr[j, r] = number(v, f"{label}: load.{role}.{res}",
                                        hint="loads are finite numbers >= 0 (snapshot-format.md gives the units)")
         self.slices.append((replicas, leader, tidx, pnum, lload, fload))
 
