@@ -4,7 +4,8 @@ Runs the plugin's plain timed harness (``Bench`` main class: both assignors, sam
 configuration, 2 warm-up runs then REPS timed runs) for
 
 * speed: 10,000 members x 100,000 partitions (100 topics) and 1,000 x 10,000, fresh and after 1 % of
-  the members left (each assignor sticky from its own previous result);
+  the members left (each assignor sticky from its own previous result); 30 / 300 untimed warm-up runs
+  of the same call, then 30 / 300 timed runs (min, median, p90);
 * quality: Zipf-skewed loads over many seeds: max member load / lower bound (lower bound =
   max(total / members, heaviest partition)) for both.
 
@@ -26,14 +27,17 @@ from typing import Any
 
 from kafka_balancer.jvm.assignor_harness import classpath
 
-SPEED = [(10_000, 100_000, 100, 1.0, 5, 1), (1_000, 10_000, 10, 1.0, 10, 1)]
-QUALITY = [(6, 24, 1, 1.0, 1, 30), (6, 24, 1, 0.6, 1, 30), (20, 200, 4, 0.8, 1, 30), (100, 2_000, 10, 0.6, 1, 20)]
+# (members, partitions, topics, zipf s, timed runs, seeds, warm-up runs): the warm-up runs the same call
+# untimed until the JIT has compiled the whole path (a few warm-ups leave parts interpreted and time them)
+SPEED = [(10_000, 100_000, 100, 1.0, 30, 1, 30), (1_000, 10_000, 10, 1.0, 300, 1, 300)]
+QUALITY = [(6, 24, 1, 1.0, 1, 30, 1), (6, 24, 1, 0.6, 1, 30, 1), (20, 200, 4, 0.8, 1, 30, 1),
+           (100, 2_000, 10, 0.6, 1, 20, 1)]
 
 
-def run(cfg: tuple[int, int, int, float, int, int], heap: str) -> list[dict[str, Any]]:
-    m, p, t, s, reps, seeds = cfg
+def run(cfg: tuple[int, int, int, float, int, int, int], heap: str) -> list[dict[str, Any]]:
+    m, p, t, s, reps, seeds, warm = cfg
     cmd = ["java", f"-Xmx{heap}", "-cp", classpath(), "io.github.kafkabalancer.assignor.Bench",
-           str(m), str(p), str(t), str(s), str(reps), str(seeds)]
+           str(m), str(p), str(t), str(s), str(reps), str(seeds), str(warm)]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=3600).stdout
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
@@ -46,7 +50,7 @@ def main() -> None:
     a.out.mkdir(parents=True, exist_ok=True)
     speed = SPEED[1:] if a.quick else SPEED
     rows: list[dict[str, Any]] = []
-    print("## speed (ms; min / median over timed runs)")
+    print("## speed (ms; min / median / p90 over timed runs, after warm-up)")
     for cfg in speed:
         load = os.getloadavg()
         got = run(cfg, "3g")
@@ -54,7 +58,9 @@ def main() -> None:
             r["loadavg"] = [round(x, 1) for x in load]
             rows.append({**r, "kind": "speed"})
             print(f"{r['assignor']:>15} {r['round']:>8} {r['members']:>6} x {r['partitions']:>7}: "
-                  f"{r['min_ms']:8.1f} / {r['median_ms']:8.1f} ms  max/LB {r['max_over_lb']:.4f}  "
+                  f"{r['min_ms']:8.2f} / {r['median_ms']:8.2f} / {r['p90_ms']:8.2f} ms  "
+                  f"pair ratio {r['median_pair_ratio']:6.2f}  entries {r['topic_entries']:>6}  "
+                  f"max/LB {r['max_over_lb']:.4f}  "
                   f"(load avg {load[0]:.1f} {load[1]:.1f} {load[2]:.1f})")
     print("\n## quality (Zipf loads; max member load / lower bound over seeds)")
     for cfg in QUALITY if not a.quick else QUALITY[:2]:

@@ -7,7 +7,8 @@ Python (confluent-kafka) in ONE consumer-protocol group, each capped by ``--per-
 processing per record. ``--kill-at`` s after the group settled, ``k`` members (the same seeded choice
 for every assignor) are SIGKILLed; the producer runs ``--measure`` s more, then stops, and the
 survivors drain. Recorded: max member load / bound of the settled assignment before and after the
-kill (load = known produce rate), messages lost (produced minus consumed, by partition and offset),
+kill (load = known produce rate; measured once the coordinator reports every member holding its target
+assignment, and also computed from those targets), messages lost (produced minus consumed, by partition and offset),
 p50/p99 end-to-end latency, recovery (kill -> survivors hold every partition).
 
     .venv/bin/python bench/assignor_real.py --kills 0,1,2,3,4,5 --assignors kafka-balancer,uniform --out DIR
@@ -85,6 +86,26 @@ class Producer:
         self.p.close(timeout=10)
 
 
+def group_targets(bootstrap: str, group: str) -> tuple[list[set[int]], bool] | None:
+    """The coordinator's view of the group (confluent-kafka's admin client speaks KIP-848's describe):
+    each member's TARGET assignment (what the assignor computed), and whether every member's current
+    assignment equals its target (reconciliation finished). None when the group cannot be described."""
+    from confluent_kafka.admin import AdminClient
+
+    try:
+        admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
+        desc = admin.describe_consumer_groups([group], request_timeout=10)[group].result(timeout=15)
+    except Exception:  # a transient failure means "not known yet"
+        return None
+    targets, done = [], True
+    for m in desc.members:
+        cur = {tp.partition for tp in m.assignment.topic_partitions}
+        tgt = cur if m.target_assignment is None else {tp.partition for tp in m.target_assignment.topic_partitions}
+        targets.append(tgt)
+        done &= cur == tgt
+    return targets, done
+
+
 def settled(outs: list[Path], alive: list[int]) -> bool:
     got = [read_worker(outs[i]).assigned for i in alive]
     return sum(len(a) for a in got) == P and set().union(*got) == set(range(P))
@@ -110,10 +131,16 @@ def cell(cluster: LocalCluster, assignor: str, k: int, a: argparse.Namespace, ou
     row: dict[str, Any] = {"assignor": assignor, "killed": k, "loadavg": [round(x, 1) for x in os.getloadavg()]}
     try:
         # every member reported an assignment (ours may leave a member idle when one partition dominates
-        # the bound), the partitions are split exactly, and nothing changed for 3 s
+        # the bound), the partitions are split exactly, nothing changed for 3 s, and the coordinator says
+        # every member holds its target (reconciliation finished: a member still revoking partitions it
+        # is about to lose would otherwise be measured with too much)
+        def reconciled(n: int) -> bool:
+            g = group_targets(cluster.bootstrap, topic)
+            return g is not None and g[1] and len(g[0]) == n
+
         def stable() -> bool:
             before = [(read_worker(o).assignments, frozenset(read_worker(o).assigned)) for o in outs]
-            if not (settled(outs, list(range(MEMBERS))) and all(n for n, _ in before)):
+            if not (settled(outs, list(range(MEMBERS))) and all(n for n, _ in before) and reconciled(MEMBERS)):
                 return False
             time.sleep(3)
             return before == [(read_worker(o).assignments, frozenset(read_worker(o).assigned)) for o in outs]
@@ -121,6 +148,8 @@ def cell(cluster: LocalCluster, assignor: str, k: int, a: argparse.Namespace, ou
         wait_until(stable, 120, "all six members in the group")
         t_settled_ms = time.time() * 1000
         row["ratio_before"] = round(max_over_bound([read_worker(o).assigned for o in outs], rates), 4)
+        g = group_targets(cluster.bootstrap, topic)
+        row["ratio_target_before"] = round(max_over_bound(g[0], rates), 4) if g else None
         time.sleep(a.kill_at)
         victims = sorted(random.Random(1000 + k).sample(range(MEMBERS), k))
         alive = [i for i in range(MEMBERS) if i not in victims]
@@ -132,12 +161,20 @@ def cell(cluster: LocalCluster, assignor: str, k: int, a: argparse.Namespace, ou
         if alive:
             took = wait_until(lambda: settled(outs, alive), 90, "survivors holding every partition")
             time.sleep(3)  # a second assignment may follow the first (members revoke, then receive)
-            wait_until(lambda: settled(outs, alive), 60, "survivors holding every partition")
+            wait_until(lambda: settled(outs, alive) and reconciled(len(alive)), 60,
+                       "survivors holding their target partitions")
             row["recovery_s"] = round(took, 1)
             row["ratio_after"] = round(max_over_bound([read_worker(outs[i]).assigned for i in alive], rates), 4)
+            g = group_targets(cluster.bootstrap, topic)
+            row["ratio_target_after"] = round(max_over_bound(g[0], rates), 4) if g else None
         time.sleep(max(0.0, a.measure - (time.monotonic() - t_kill)))
         prod.close()
-        consumed = lambda: set().union(*(read_worker(o).records for o in outs))  # noqa: E731
+        def consumed() -> set[tuple[int, int]]:
+            out: set[tuple[int, int]] = set()
+            for o in outs:
+                out |= read_worker(o).records
+            return out
+
         if alive:
             with contextlib.suppress(AssertionError):  # what is left is reported as lost
                 wait_until(lambda: prod.acked <= consumed(), a.drain, "the survivors draining")

@@ -41,7 +41,7 @@ CASES: dict[str, tuple[ClusterSpec, int, Constraints | None]] = {
 DIGESTS: dict[str, str] = {
     "dead-broker-1": "2ae7770d61e0d0e1",
     "hetero-0": "538db93e62e7780d",
-    "mini-hard-0": "38f0454e44303b3a",
+    "mini-hard-0": "b7f14740620da770",
     "new-brokers-0": "7c22eae471f6ca79",
     "overloaded-0": "ac6a2c19185ae0aa",
     "paper-0": "4b349c0a85b75c4b",

@@ -61,6 +61,17 @@ def normalised_loads(problem: AssignmentProblem, owner: IntArray) -> FloatArray:
     return member_loads(problem, owner) / problem.capacity
 
 
+def seq_sum(values: FloatArray) -> float:
+    """Left-to-right sum (numpy's ``sum`` is pairwise): the broker-side plugin adds in the same order,
+    so both implementations see the same bits and break ties alike.
+
+    Example:
+        >>> seq_sum(np.array([0.1, 0.2, 0.3]))
+        0.6000000000000001
+    """
+    return float(np.cumsum(values)[-1]) if values.size else 0.0
+
+
 def lower_bound(problem: AssignmentProblem) -> float:
     """A lower bound on the best achievable max normalised load.
 
@@ -77,10 +88,10 @@ def lower_bound(problem: AssignmentProblem) -> float:
         return 0.0
     cls, members_of = problem.subscription_classes()
     class_load = np.bincount(cls, weights=problem.load, minlength=len(members_of))
-    best = float(problem.load.sum() / problem.capacity.sum())
+    best = seq_sum(problem.load) / seq_sum(problem.capacity)
     for k, mem in enumerate(members_of):
         cap = problem.capacity[mem]
-        best = max(best, float(class_load[k] / cap.sum()))
+        best = max(best, float(class_load[k]) / seq_sum(cap))
         in_k = cls == k
         if in_k.any():
             best = max(best, float(problem.load[in_k].max() / cap.max()))

@@ -15,11 +15,14 @@ Example (no JVM needed):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from kafka_balancer.consumer.problem import AssignmentProblem
 from kafka_balancer.errors import ClusterError
@@ -45,6 +48,34 @@ def kafka_jars() -> list[Path]:
 
 def classpath() -> str:
     return ":".join(str(p) for p in [*plugin_jars(), *kafka_jars()])
+
+
+def canonical(problem: AssignmentProblem) -> AssignmentProblem:
+    """The same group in the order the plugin sees it: members sorted by id (the broker's member ids
+    have no other order), partitions grouped by topic (topics in their first-appearance order, which the
+    harness keeps) in partition-number order, and no start times (the broker knows none). Both
+    implementations then number members and partitions alike, and break ties alike.
+
+    Example:
+        >>> from kafka_balancer.consumer.problem import Member, make_problem
+        >>> p = make_problem([Member("b", ("t",), owned=(("t", 1),)), Member("a", ("t",))],
+        ...                  [("t", 1, 2.0), ("t", 0, 1.0)])
+        >>> c = canonical(p)
+        >>> c.member_ids, c.partition.tolist(), c.prev_owner.tolist()
+        (('a', 'b'), [0, 1], [-1, 1])
+    """
+    order_m = np.argsort(np.array(problem.member_ids, dtype=object), kind="stable")
+    new_pos = np.empty_like(order_m)
+    new_pos[order_m] = np.arange(order_m.size)
+    order_p = np.lexsort((problem.partition, problem.topic_idx))
+    prev = problem.prev_owner[order_p]
+    prev = np.where(prev >= 0, new_pos[np.maximum(prev, 0)], -1).astype(np.int64)
+    return dataclasses.replace(
+        problem, member_ids=tuple(problem.member_ids[i] for i in order_m.tolist()),
+        capacity=problem.capacity[order_m].copy(), start_ms=np.full(order_m.size, np.inf),
+        subscribed=problem.subscribed[order_m].copy(), topic_idx=problem.topic_idx[order_p].copy(),
+        partition=problem.partition[order_p].copy(), load=problem.load[order_p].copy(), prev_owner=prev,
+        _cache={})
 
 
 def problem_doc(problem: AssignmentProblem, *, max_moves: int | None = None, tolerance: float = 0.01,

@@ -40,7 +40,7 @@ from kafka_balancer.consumer.assignors import range as range_
 from kafka_balancer.consumer.assignors.balanced_fill import fill_by_class, fill_homogeneous
 from kafka_balancer.consumer.assignors.balanced_improve import improve
 from kafka_balancer.consumer.problem import AssignmentProblem, IntArray
-from kafka_balancer.consumer.result import EAGER, AssignmentResult, lower_bound, normalised_loads
+from kafka_balancer.consumer.result import EAGER, AssignmentResult, lower_bound, normalised_loads, seq_sum
 
 NAME = "balanced"
 DEFAULT_TOLERANCE = 0.01
@@ -54,7 +54,7 @@ def assign(problem: AssignmentProblem, *, protocol: str = EAGER, max_moves: int 
     zero), so idle partitions are spread by count instead of piling onto one member.
     """
     if problem.n_partitions:
-        mean = float(problem.load.mean())
+        mean = seq_sum(problem.load) / problem.n_partitions
         tiny = 1e-6 * (mean if mean > 0 else 1.0)
         problem = dataclasses.replace(problem, load=problem.load + tiny, _cache={})
     M = problem.n_members

@@ -24,6 +24,7 @@ import heapq
 import numpy as np
 
 from kafka_balancer.consumer.problem import FloatArray, IntArray
+from kafka_balancer.consumer.result import seq_sum
 
 # Partitions heavier than this fraction of a member's fair share go through the heap; lighter ones
 # through the vectorised fill (their rounding error is at most half of one such partition).
@@ -85,10 +86,10 @@ def fill_homogeneous(
         return
     M = cur.shape[0]
     il = load[items]
-    order = np.argsort(-il)  # introsort: deterministic, and much faster than a stable sort on floats
+    order = np.argsort(-il, kind="stable")  # equal loads keep partition order (as the plugin does)
     items = items[order]
     il = il[order]
-    total = float(cur.sum() + il.sum())
+    total = seq_sum(np.concatenate([cur, il]))
     share = total / M if M else 0.0
     n_head = int(np.searchsorted(-il, -share * HEAD_FRACTION, side="left"))
     n_head = min(n_head, items.size)
@@ -98,17 +99,18 @@ def fill_homogeneous(
     if tail.size == 0:
         return
     tl = il[n_head:]
-    target = cap * (total / float(cap.sum()))
+    tail_sum = seq_sum(tl)
+    target = cap * (total / seq_sum(cap))
     room = np.maximum(target - cur, 0.0)
     takers = np.flatnonzero(room > 0)
     if takers.size == 0:
         takers = np.array([int(np.argmin(cur / cap))])
         room = np.zeros(M)
-        room[takers] = float(tl.sum())
+        room[takers] = tail_sum
     # scale the rooms to the tail's load, so a light tail spreads over every member with room
     # (in proportion to it) instead of filling the first rooms only
     bounds = np.cumsum(room[takers])
-    bounds *= float(tl.sum()) / float(bounds[-1])
+    bounds *= tail_sum / float(bounds[-1])
     mid = np.cumsum(tl) - tl / 2.0
     slot = np.minimum(np.searchsorted(bounds, mid, side="right"), takers.size - 1)
     dest = takers[slot]

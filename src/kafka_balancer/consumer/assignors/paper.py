@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from kafka_balancer.consumer.problem import AssignmentProblem
-from kafka_balancer.consumer.result import EAGER, AssignmentResult
+from kafka_balancer.consumer.result import EAGER, AssignmentResult, seq_sum
 
 NAME = "paper"
 
@@ -55,7 +55,7 @@ def assign(problem: AssignmentProblem, *, protocol: str = EAGER) -> AssignmentRe
         loads = problem.load[pidx]
         n, m = pidx.size, mem.size
         reverse = pidx[::-1]  # nn (lightest) .. n1
-        overloaded = bool((loads > loads.mean()).any()) if n else False
+        overloaded = bool((loads > seq_sum(loads) / n).any()) if n else False
         if overloaded:
             if n <= m:
                 owner[reverse] = mem[:n]

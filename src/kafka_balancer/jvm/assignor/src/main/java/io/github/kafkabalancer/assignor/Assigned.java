@@ -17,6 +17,15 @@ final class Assigned implements MemberAssignment {
         this.partitions = Collections.unmodifiableMap(copy);
     }
 
+    /** Takes a map that is already immutable, with immutable sets (no copy). */
+    private Assigned(Map<Uuid, Set<Integer>> immutable, boolean owned) {
+        this.partitions = immutable;
+    }
+
+    static Assigned of(Map<Uuid, Set<Integer>> immutableSets) {
+        return new Assigned(immutableSets, true);
+    }
+
     @Override
     public Map<Uuid, Set<Integer>> partitions() {
         return partitions;

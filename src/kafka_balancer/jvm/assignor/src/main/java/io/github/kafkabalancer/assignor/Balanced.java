@@ -60,7 +60,7 @@ final class Balanced {
         owner = improve(pr, owner, opt);
         long t2 = System.nanoTime();
         int[] out = safetyNet(pr, owner, lb, opt);
-        if (Boolean.getBoolean("kafka.balancer.timing")) {
+        if (KafkaBalancerAssignor.TIMING) {
             System.err.printf("  fill %.1f ms, improve %.1f ms, net %.1f ms%n", (t1 - t0) / 1e6, (t2 - t1) / 1e6,
                     (System.nanoTime() - t2) / 1e6);
         }
@@ -75,7 +75,18 @@ final class Balanced {
         final IndexedHeap[] heaps;
 
         Chooser(int[] members, double[] capacity, double[] cur, int total, List<List<IndexedHeap>> heapsOf) {
-            double[] distinct = Arrays.stream(members).mapToDouble(m -> capacity[m]).distinct().sorted().toArray();
+            double[] all = new double[members.length];
+            for (int i = 0; i < members.length; i++) {
+                all[i] = capacity[members[i]];
+            }
+            Arrays.sort(all);
+            int nd = 0;
+            for (int i = 0; i < all.length; i++) {
+                if (i == 0 || all[i] != all[i - 1]) {
+                    all[nd++] = all[i];
+                }
+            }
+            double[] distinct = Arrays.copyOf(all, nd);
             caps = distinct;
             heaps = new IndexedHeap[distinct.length];
             for (int i = 0; i < distinct.length; i++) {
@@ -84,7 +95,18 @@ final class Balanced {
             for (int m : members) {
                 int i = Arrays.binarySearch(distinct, capacity[m]);
                 heaps[i].set(m, cur[m]);
-                heapsOf.get(m).add(heaps[i]);
+                if (heapsOf != null) {
+                    heapsOf.get(m).add(heaps[i]);
+                }
+            }
+        }
+
+        /** A member's load changed (only this chooser's heaps hold it). */
+        void update(int m, double load) {
+            for (IndexedHeap h : heaps) {
+                if (h.contains(m)) {
+                    h.set(m, load);
+                }
             }
         }
 
@@ -128,6 +150,9 @@ final class Balanced {
         boolean racks = pr.rackAware();
         if (pr.homogeneous() && !racks) {
             items = waterFillTail(pr, items, owner, cur);
+            if (items.length == 0) {
+                return;
+            }
         }
         List<List<IndexedHeap>> heapsOf = new ArrayList<>(pr.members);
         for (int m = 0; m < pr.members; m++) {
@@ -272,19 +297,17 @@ final class Balanced {
 
     /** Homogeneous, no racks: each item to the least (cur + l) / capacity member, heaviest first. */
     private static void placeByHeap(Problem pr, int[] items, int[] owner, double[] cur) {
-        List<List<IndexedHeap>> heapsOf = new ArrayList<>(pr.members);
-        for (int m = 0; m < pr.members; m++) {
-            heapsOf.add(new ArrayList<>(1));
+        if (items.length == 0) {
+            return;
         }
-        Chooser c = new Chooser(pr.classMembers[0], pr.capacity, cur, pr.members, heapsOf);
+        List<List<IndexedHeap>> none = null;
+        Chooser c = new Chooser(pr.classMembers[0], pr.capacity, cur, pr.members, none);
         double[] v = new double[1];
         for (int p : items) {
             int m = c.pick(pr.load[p], cur, v);
             owner[p] = m;
             cur[m] += pr.load[p];
-            for (IndexedHeap h : heapsOf.get(m)) {
-                h.set(m, cur[m]);
-            }
+            c.update(m, cur[m]);
         }
     }
 
@@ -326,6 +349,12 @@ final class Balanced {
 
     // ---- step 3: local search -------------------------------------------------------------------
 
+    /**
+     * The best step seen so far. Candidates come in vectors (one class's single moves; its swaps with
+     * the nearest partner below, then above the ideal transfer); {@link #pick} chooses within a vector as
+     * the reference's {@code _pick} does, and a vector's choice replaces the best only when strictly
+     * better by (gain, -cost, -moved load), as the reference's {@code _Best.offer}.
+     */
     private static final class Best {
         double gain;
         int cost;
@@ -334,25 +363,80 @@ final class Balanced {
         int q = -1;
         int b = -1;
 
-        void offer(double g, int c, double ml, int pp, int qq, int bb, boolean allowCost, double remaining) {
-            if (g <= 0 || c > (allowCost ? remaining : 0)) {
-                return;
+        void offer(double g, int c, double ml, int pp, int qq, int bb) {
+            boolean better = g > gain || (g == gain && (c < cost || (c == cost && ml < moved)));
+            if (better) {
+                gain = g;
+                cost = c;
+                moved = ml;
+                p = pp;
+                q = qq;
+                b = bb;
             }
-            if (p >= 0) {
-                double eps = 1e-12 * Math.max(1.0, Math.abs(g));
-                if (g < gain - eps) {
-                    return;
-                }
-                if (Math.abs(g - gain) <= eps && (c > cost || (c == cost && ml >= moved))) {
-                    return;
+        }
+    }
+
+    /** Candidate vectors (reused between steps). */
+    private static final class Cands {
+        double[] gain = new double[16];
+        int[] cost = new int[16];
+        double[] moved = new double[16];
+        int[] p = new int[16];
+        int[] q = new int[16];
+        int n;
+
+        void reset(int capacity) {
+            n = 0;
+            if (gain.length < capacity) {
+                int c = Math.max(capacity, 2 * gain.length);
+                gain = new double[c];
+                cost = new int[c];
+                moved = new double[c];
+                p = new int[c];
+                q = new int[c];
+            }
+        }
+
+        void add(double g, int c, double ml, int pp, int qq) {
+            gain[n] = g;
+            cost[n] = c;
+            moved[n] = ml;
+            p[n] = pp;
+            q[n] = qq;
+            n++;
+        }
+
+        /**
+         * Index of the best candidate (gain &gt; 0 and cost allowed; highest gain, near ties within 1e-12
+         * relative broken by lower cost, then lower moved load, then position); -1 if none.
+         */
+        int pick(boolean allowCost, double remaining) {
+            double maxCost = allowCost ? remaining : 0;
+            double top = Double.NEGATIVE_INFINITY;
+            for (int i = 0; i < n; i++) {
+                if (gain[i] > 0 && cost[i] <= maxCost && gain[i] > top) {
+                    top = gain[i];
                 }
             }
-            gain = g;
-            cost = c;
-            moved = ml;
-            p = pp;
-            q = qq;
-            b = bb;
+            if (top == Double.NEGATIVE_INFINITY) {
+                return -1;
+            }
+            double near = top - 1e-12 * Math.max(1.0, Math.abs(top));
+            int best = -1;
+            for (int i = 0; i < n; i++) {
+                if (gain[i] > 0 && cost[i] <= maxCost && gain[i] >= near
+                        && (best < 0 || cost[i] < cost[best] || (cost[i] == cost[best] && moved[i] < moved[best]))) {
+                    best = i;
+                }
+            }
+            return best;
+        }
+
+        void offerBest(Best best, boolean allowCost, double remaining, int b) {
+            int i = pick(allowCost, remaining);
+            if (i >= 0) {
+                best.offer(gain[i], cost[i], moved[i], p[i], q[i], b);
+            }
         }
     }
 
@@ -378,7 +462,7 @@ final class Balanced {
             parts[owner[p]].add(p);
         }
         boolean[] stuck = new boolean[nm];
-        IndexedHeap active = new IndexedHeap(nm); // -norm of members not stuck
+        IndexedHeap active = new IndexedHeap(nm); // -norm of members not stuck (ties: lowest position)
         IndexedHeap all = new IndexedHeap(nm);    // -norm of every member
         IndexedHeap[] classMin = new IndexedHeap[pr.classMembers.length];
         for (int k = 0; k < classMin.length; k++) {
@@ -395,9 +479,10 @@ final class Balanced {
         int limit = opt.maxSteps() >= 0 ? opt.maxSteps() : 8 * nm + 2000;
         boolean homogeneous = pr.homogeneous();
         int steps = 0;
-        int[] classSeen = new int[pr.classMembers.length];
-        Arrays.fill(classSeen, -1);
-        int round = 0;
+        boolean[] classSeen = new boolean[pr.classMembers.length];
+        int[] classList = new int[pr.classMembers.length];
+        Cands cands = new Cands();
+        double[] lps = new double[16];
         while (steps < limit) {
             int a = active.top();
             if (a < 0) {
@@ -416,15 +501,27 @@ final class Balanced {
                 continue;
             }
             Best best = new Best();
-            round++;
             double la = memberLoad[a];
             double ca = cap[a];
-            for (int i = 0; i < pa.size; i++) {
-                int k = homogeneous ? 0 : pr.classOf[pa.data[i]];
-                if (classSeen[k] == round) {
-                    continue;
+            // the classes among a's partitions, ascending (as the reference's np.unique)
+            int nk = 0;
+            if (homogeneous) {
+                classList[nk++] = 0;
+            } else {
+                for (int i = 0; i < pa.size; i++) {
+                    int k = pr.classOf[pa.data[i]];
+                    if (!classSeen[k]) {
+                        classSeen[k] = true;
+                        classList[nk++] = k;
+                    }
                 }
-                classSeen[k] = round;
+                Arrays.sort(classList, 0, nk);
+                for (int i = 0; i < nk; i++) {
+                    classSeen[classList[i]] = false;
+                }
+            }
+            for (int ki = 0; ki < nk; ki++) {
+                int k = classList[ki];
                 int b = classMin[k].topExcept(a);
                 if (b < 0) {
                     continue;
@@ -432,41 +529,46 @@ final class Balanced {
                 int[] pk = homogeneous ? pa.toArray() : pa.filterClass(pr.classOf, k);
                 double lbLoad = memberLoad[b];
                 double cb = cap[b];
+                // single moves a -> b
+                cands.reset(pk.length);
                 for (int p : pk) {
                     double lp = load[p];
                     double newMax = Math.max((la - lp) / ca, (lbLoad + lp) / cb);
                     int c = (prev[p] == a ? 1 : 0) - (prev[p] == b ? 1 : 0);
-                    best.offer(na - newMax, c, lp, p, -1, b, allowCost, remaining);
+                    cands.add(na - newMax, c, lp, p, -1);
                 }
+                cands.offerBest(best, allowCost, remaining, b);
+                // swaps (p in a) <-> (q in b, of a topic a may take): p nearest to q + the ideal transfer
                 IntList pbAll = parts[b];
                 if (pbAll.size == 0) {
                     continue;
                 }
                 Sorting.byKeyAscending(pk, load);
-                double[] lps = new double[pk.length];
+                if (lps.length < pk.length) {
+                    lps = new double[Math.max(pk.length, 2 * lps.length)];
+                }
                 for (int j = 0; j < pk.length; j++) {
                     lps[j] = load[pk[j]];
                 }
                 double ideal = (la * cb - lbLoad * ca) / (ca + cb);
-                for (int j = 0; j < pbAll.size; j++) {
-                    int q = pbAll.data[j];
-                    if (!homogeneous && !pr.classHas[pr.classOf[q]].get(a)) {
-                        continue;
-                    }
-                    double lq = load[q];
-                    int pos = Sorting.lowerBound(lps, lq + ideal);
-                    for (int off = 0; off >= -1; off--) {
-                        int jj = Math.min(Math.max(pos + off, 0), lps.length - 1);
-                        double d = lps[jj] - lq;
-                        if (d <= 0) {
+                for (int off = 0; off >= -1; off--) {
+                    cands.reset(pbAll.size);
+                    for (int j = 0; j < pbAll.size; j++) {
+                        int q = pbAll.data[j];
+                        if (!homogeneous && !pr.classHas[pr.classOf[q]].get(a)) {
                             continue;
                         }
-                        double newMax = Math.max((la - d) / ca, (lbLoad + d) / cb);
+                        double lq = load[q];
+                        int pos = Sorting.lowerBound(lps, pk.length, lq + ideal);
+                        int jj = Math.min(Math.max(pos + off, 0), pk.length - 1);
+                        double d = lps[jj] - lq;
                         int pi = pk[jj];
                         int c = (prev[pi] == a ? 1 : 0) - (prev[pi] == b ? 1 : 0)
                                 + (prev[q] == b ? 1 : 0) - (prev[q] == a ? 1 : 0);
-                        best.offer(na - newMax, c, lps[jj] + lq, pi, q, b, allowCost, remaining);
+                        double g = d > 0 ? na - Math.max((la - d) / ca, (lbLoad + d) / cb) : Double.NEGATIVE_INFINITY;
+                        cands.add(g, c, lps[jj] + lq, pi, q);
                     }
+                    cands.offerBest(best, allowCost, remaining, b);
                 }
             }
             if (best.p < 0 || best.gain <= (best.cost > 0 ? 0.0 : minGain)) {
@@ -507,7 +609,8 @@ final class Balanced {
 
     // ---- step 4: safety net -----------------------------------------------------------------------
 
-    private static int[] safetyNet(Problem pr, int[] owner, double lb, Options opt) {
+    private static int[] safetyNet(Problem pr, int[] start0, double lb, Options opt) {
+        int[] owner = start0;
         double ours = pr.maxNormalised(owner);
         if (ours <= lb * (1.0 + 1e-9)) {
             return owner;
@@ -522,47 +625,133 @@ final class Balanced {
         if (!fresh && ours <= (1.0 + opt.tolerance()) * lb) {
             return owner;
         }
-        int[] start = range(pr);
-        if (pr.maxNormalised(start) >= ours) {
-            return owner;
+        for (int alt = 0; alt < 2; alt++) {
+            int[] start = alt == 0 ? range(pr) : paper(pr);
+            if (pr.maxNormalised(start) >= ours) {
+                continue;
+            }
+            if (opt.maxMoves() >= 0 && pr.moves(start) > opt.maxMoves()) {
+                continue;
+            }
+            int[] cand = improve(pr, start, opt);
+            double mx = pr.maxNormalised(cand);
+            if (mx < ours) {
+                owner = cand;
+                ours = mx;
+            }
         }
-        if (opt.maxMoves() >= 0 && pr.moves(start) > opt.maxMoves()) {
-            return owner;
+        return owner;
+    }
+
+    /** Partition positions per topic, in partition-number order. */
+    private static int[][] byTopic(Problem pr) {
+        int topics = 0;
+        for (int t : pr.topicOf) {
+            topics = Math.max(topics, t + 1);
         }
-        int[] cand = improve(pr, start, opt);
-        return pr.maxNormalised(cand) < ours ? cand : owner;
+        int[] count = new int[topics];
+        for (int t : pr.topicOf) {
+            count[t]++;
+        }
+        int[][] out = new int[topics][];
+        for (int t = 0; t < topics; t++) {
+            out[t] = new int[count[t]];
+        }
+        int[] fill = new int[topics];
+        for (int p = 0; p < pr.partitions; p++) {
+            out[pr.topicOf[p]][fill[pr.topicOf[p]]++] = p;
+        }
+        for (int[] ps : out) {
+            sortBy(ps, pr.partitionNumber);
+        }
+        return out;
+    }
+
+    /** Stable sort of positions by an int key (small arrays: insertion sort). */
+    private static void sortBy(int[] idx, int[] key) {
+        for (int i = 1; i < idx.length; i++) {
+            int v = idx[i];
+            int j = i - 1;
+            while (j >= 0 && key[idx[j]] > key[v]) {
+                idx[j + 1] = idx[j];
+                j--;
+            }
+            idx[j + 1] = v;
+        }
+    }
+
+    /** A topic's subscribers by member id (positions are in id order: ranks). */
+    private static int[] subscribersById(Problem pr, int firstPartition) {
+        int[] mem = pr.classMembers[pr.classOf[firstPartition]].clone();
+        sortBy(mem, pr.memberIdRank);
+        return mem;
+    }
+
+    /**
+     * Seed 000's dealing rule, as the reference's {@code paper} assignor with no start times known (the
+     * broker has none): per topic, partitions heaviest first, members by id; with a partition above the
+     * topic's mean, members take chunks of ceil(n / m) in reverse load order (the last member the rest);
+     * otherwise the first m' members (m' the largest divisor of n not above m) take n / m' each in order.
+     */
+    static int[] paper(Problem pr) {
+        int[] owner = new int[pr.partitions];
+        for (int[] inOrder : byTopic(pr)) {
+            int n = inOrder.length;
+            if (n == 0) {
+                continue;
+            }
+            int[] mem = subscribersById(pr, inOrder[0]);
+            int m = mem.length;
+            int[] heavy = inOrder.clone(); // partition order, then stable by load descending
+            Sorting.byKeyDescending(heavy, pr.load);
+            double sum = 0;
+            for (int p : heavy) {
+                sum += pr.load[p];
+            }
+            double mean = sum / n;
+            boolean overloaded = false;
+            for (int p : heavy) {
+                overloaded |= pr.load[p] > mean;
+            }
+            if (overloaded) {
+                int q = (n + m - 1) / m;
+                for (int r = 0; r < n; r++) {
+                    int p = heavy[n - 1 - r]; // lightest first
+                    owner[p] = mem[n <= m ? r : Math.min(r / q, m - 1)];
+                }
+            } else {
+                int working = 1;
+                for (int d = Math.min(n, m); d > 0; d--) {
+                    if (n % d == 0) {
+                        working = d;
+                        break;
+                    }
+                }
+                int k = Math.max(n / working, 1);
+                for (int r = 0; r < n; r++) {
+                    owner[inOrder[r]] = mem[r / k];
+                }
+            }
+        }
+        return owner;
     }
 
     /** Kafka's range rule: per topic, members by id, n / m consecutive partitions, the first n % m one more. */
     static int[] range(Problem pr) {
         int[] owner = new int[pr.partitions];
-        int topics = 0;
-        for (int t : pr.topicOf) {
-            topics = Math.max(topics, t + 1);
-        }
-        List<List<Integer>> byTopic = new ArrayList<>(topics);
-        for (int t = 0; t < topics; t++) {
-            byTopic.add(new ArrayList<>());
-        }
-        for (int p = 0; p < pr.partitions; p++) {
-            byTopic.get(pr.topicOf[p]).add(p);
-        }
-        for (List<Integer> ps : byTopic) {
-            if (ps.isEmpty()) {
+        for (int[] ps : byTopic(pr)) {
+            int n = ps.length;
+            if (n == 0) {
                 continue;
             }
-            ps.sort((x, y) -> Integer.compare(pr.partitionNumber[x], pr.partitionNumber[y]));
-            int[] mem = pr.classMembers[pr.classOf[ps.get(0)]].clone();
-            Integer[] boxed = Arrays.stream(mem).boxed().toArray(Integer[]::new);
-            Arrays.sort(boxed, (x, y) -> Integer.compare(pr.memberIdRank[x], pr.memberIdRank[y]));
-            int n = ps.size();
-            int m = boxed.length;
+            int[] mem = subscribersById(pr, ps[0]);
+            int m = mem.length;
             int q = n / m;
             int rem = n % m;
             int boundary = rem * (q + 1);
             for (int r = 0; r < n; r++) {
                 int slot = r < boundary ? r / (q + 1) : rem + (r - boundary) / Math.max(q, 1);
-                owner[ps.get(r)] = boxed[slot];
+                owner[ps[r]] = mem[slot];
             }
         }
         return owner;

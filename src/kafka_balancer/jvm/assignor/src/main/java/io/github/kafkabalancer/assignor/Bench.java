@@ -19,12 +19,16 @@ import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
  * Plain timed harness: our assignor next to Kafka's {@code uniform} (UniformAssignor, from the broker's
  * group-coordinator jar) on the same group, fresh and after 1 % of the members left (sticky round).
  *
- * <pre>java -cp ... io.github.kafkabalancer.assignor.Bench MEMBERS PARTITIONS TOPICS ZIPF_S REPS SEEDS</pre>
+ * <pre>java -cp ... io.github.kafkabalancer.assignor.Bench MEMBERS PARTITIONS TOPICS ZIPF_S REPS SEEDS [WARMUP]</pre>
  *
- * For seeds 1..SEEDS, prints one JSON line per (seed, assignor, round) with min / median milliseconds
- * over REPS runs (after 2 warm-up runs) and the max member load / lower bound under the Zipf loads.
+ * For seeds 1..SEEDS, prints one JSON line per (seed, assignor, round) with min / median / p90
+ * milliseconds over REPS runs (after WARMUP untimed runs of the same calls, default 2, so the JIT has
+ * compiled them; the two assignors' runs alternate, and the median of the per-pair time ratios is
+ * printed too) and the max member load / lower bound under the Zipf loads.
  */
 public final class Bench {
+    private static int warmup = 2;
+
     private Bench() {
     }
 
@@ -35,6 +39,7 @@ public final class Bench {
         double s = Double.parseDouble(args[3]);
         int reps = Integer.parseInt(args[4]);
         int seeds = Integer.parseInt(args[5]);
+        warmup = args.length > 6 ? Integer.parseInt(args[6]) : 2;
         for (long seed = 1; seed <= seeds; seed++) {
             one(members, partitions, topics, s, reps, seed);
         }
@@ -66,7 +71,17 @@ public final class Bench {
             loads.put(ids[t], Arrays.copyOfRange(base, k, k + counts[t]));
             k += counts[t];
         }
-        LoadView view = (t, p, now) -> loads.get(t)[p];
+        LoadView view = new LoadView() { // as the broker's LoadCache: one lookup per topic
+            @Override
+            public double load(Uuid t, int p, long now) {
+                return loads.get(t)[p];
+            }
+
+            @Override
+            public void topic(Uuid t, int n, long now, double[] out, int offset) {
+                System.arraycopy(loads.get(t), 0, out, offset, n);
+            }
+        };
         Set<Uuid> all = new HashSet<>(Arrays.asList(ids));
         Map<String, StaticGroup.Sub> subs = new LinkedHashMap<>();
         for (int m = 0; m < members; m++) {
@@ -77,16 +92,15 @@ public final class Bench {
         ConsumerGroupPartitionAssignor uniform = (ConsumerGroupPartitionAssignor) Class
                 .forName("org.apache.kafka.coordinator.group.assignor.UniformAssignor").getDeclaredConstructor()
                 .newInstance();
-        Map<String, GroupAssignment> first = new HashMap<>();
-        for (String name : List.of("kafka-balancer", "uniform")) {
-            ConsumerGroupPartitionAssignor a = name.equals("uniform") ? uniform : null;
-            Run r = time(() -> a == null
-                    ? ours.assignWith(fresh, fresh, view, x -> 1.0, Balanced.Options.defaults())
-                    : a.assign(fresh, fresh), reps);
-            first.put(name, r.result);
-            print(seed, name, "fresh", members, partitions, topics, s, r, quality(r.result, loads, members));
-        }
+        Call oursFresh = () -> ours.assignWith(fresh, fresh, view, x -> 1.0, Balanced.Options.defaults());
+        Call uniformFresh = () -> uniform.assign(fresh, fresh);
+        Run[] runs = timePaired(oursFresh, uniformFresh, reps);
+        Map<String, GroupAssignment> first = Map.of("kafka-balancer", runs[0].result, "uniform", runs[1].result);
+        print(seed, "kafka-balancer", "fresh", members, partitions, topics, s, runs[0], quality(runs[0].result, loads, members));
+        print(seed, "uniform", "fresh", members, partitions, topics, s, runs[1], quality(runs[1].result, loads, members));
         // sticky round: 1 % of the members leave, each assignor starts from its own previous result
+        Map<String, StaticGroup> sticky = new HashMap<>();
+        int leftSize = 0;
         for (String name : List.of("kafka-balancer", "uniform")) {
             Map<String, StaticGroup.Sub> left = new LinkedHashMap<>(subs);
             Map<String, MemberAssignment> owned = new HashMap<>(first.get(name).members());
@@ -97,38 +111,61 @@ public final class Bench {
                 left.remove(gone);
                 owned.remove(gone);
             }
-            StaticGroup g = new StaticGroup(left, owned, countMap, Map.of());
-            ConsumerGroupPartitionAssignor a = name.equals("uniform") ? uniform : null;
-            Run r = time(() -> a == null
-                    ? ours.assignWith(g, g, view, x -> 1.0, Balanced.Options.defaults())
-                    : a.assign(g, g), reps);
-            print(seed, name, "1%-left", left.size(), partitions, topics, s, r, quality(r.result, loads, left.size()));
+            sticky.put(name, new StaticGroup(left, owned, countMap, Map.of()));
+            leftSize = left.size();
         }
+        StaticGroup go = sticky.get("kafka-balancer");
+        StaticGroup gu = sticky.get("uniform");
+        runs = timePaired(() -> ours.assignWith(go, go, view, x -> 1.0, Balanced.Options.defaults()),
+                () -> uniform.assign(gu, gu), reps);
+        print(seed, "kafka-balancer", "1%-left", leftSize, partitions, topics, s, runs[0], quality(runs[0].result, loads, leftSize));
+        print(seed, "uniform", "1%-left", leftSize, partitions, topics, s, runs[1], quality(runs[1].result, loads, leftSize));
     }
 
-    private record Run(GroupAssignment result, double minMs, double medianMs) {
+    /**
+     * Both calls warmed up, then timed alternately (ours, uniform, ours, ...) so that both see the same
+     * machine: on a shared machine the load drifts, and back-to-back blocks would compare different
+     * moments. Also gives each pair's ratio (ours / uniform).
+     */
+    private static Run[] timePaired(Call a, Call b, int reps) throws Exception {
+        GroupAssignment ra = null;
+        GroupAssignment rb = null;
+        for (int i = 0; i < warmup; i++) {
+            ra = a.run();
+            rb = b.run();
+        }
+        double[] ma = new double[reps];
+        double[] mb = new double[reps];
+        double[] ratio = new double[reps];
+        for (int i = 0; i < reps; i++) {
+            long t0 = System.nanoTime();
+            ra = a.run();
+            long t1 = System.nanoTime();
+            rb = b.run();
+            long t2 = System.nanoTime();
+            ma[i] = (t1 - t0) / 1e6;
+            mb[i] = (t2 - t1) / 1e6;
+            ratio[i] = ma[i] / Math.max(mb[i], 1e-6);
+        }
+        Arrays.sort(ratio);
+        double pairRatio = ratio[reps / 2];
+        return new Run[] {summary(ra, ma, pairRatio), summary(rb, mb, 1.0 / pairRatio)};
+    }
+
+    private static Run summary(GroupAssignment res, double[] ms, double pairRatio) {
+        int reps = ms.length;
+        Arrays.sort(ms);
+        return new Run(res, ms[0], ms[reps / 2], ms[Math.min(reps - 1, (int) Math.ceil(0.9 * reps) - 1)], pairRatio);
+    }
+
+    private record Run(GroupAssignment result, double minMs, double medianMs, double p90Ms, double pairRatio) {
     }
 
     private interface Call {
         GroupAssignment run() throws Exception;
     }
 
-    private static Run time(Call c, int reps) throws Exception {
-        GroupAssignment res = null;
-        for (int i = 0; i < 2; i++) {
-            res = c.run();
-        }
-        double[] ms = new double[reps];
-        for (int i = 0; i < reps; i++) {
-            long t0 = System.nanoTime();
-            res = c.run();
-            ms[i] = (System.nanoTime() - t0) / 1e6;
-        }
-        Arrays.sort(ms);
-        return new Run(res, ms[0], ms[reps / 2]);
-    }
-
-    /** {max/LB, assigned partitions, max-min partition count}. */
+    /** {max/LB, assigned partitions, max-min partition count, (member, topic) entries}. */
     private static double[] quality(GroupAssignment ga, Map<Uuid, double[]> loads, int members) {
         double total = 0;
         double heaviest = 0;
@@ -142,7 +179,9 @@ public final class Bench {
         int assigned = 0;
         int minCount = Integer.MAX_VALUE;
         int maxCount = 0;
+        int entries = 0;
         for (MemberAssignment a : ga.members().values()) {
+            entries += a.partitions().size();
             double sum = 0;
             int n = 0;
             for (Map.Entry<Uuid, Set<Integer>> e : a.partitions().entrySet()) {
@@ -157,14 +196,14 @@ public final class Bench {
             maxCount = Math.max(maxCount, n);
         }
         double lb = Math.max(total / members, heaviest);
-        return new double[] {max / lb, assigned, maxCount - minCount};
+        return new double[] {max / lb, assigned, maxCount - minCount, entries};
     }
 
     private static void print(long seed, String name, String round, int members, int partitions, int topics, double s, Run r,
                               double[] q) {
         System.out.printf(java.util.Locale.ROOT,
                 "{\"seed\":%d,\"assignor\":\"%s\",\"round\":\"%s\",\"members\":%d,\"partitions\":%d,\"topics\":%d,\"zipf_s\":%.2f,"
-                        + "\"min_ms\":%.2f,\"median_ms\":%.2f,\"max_over_lb\":%.4f,\"assigned\":%d,\"count_spread\":%d}%n",
-                seed, name, round, members, partitions, topics, s, r.minMs, r.medianMs, q[0], (int) q[1], (int) q[2]);
+                        + "\"min_ms\":%.2f,\"median_ms\":%.2f,\"p90_ms\":%.2f,\"median_pair_ratio\":%.3f,\"max_over_lb\":%.4f,\"assigned\":%d,\"count_spread\":%d,\"topic_entries\":%d}%n",
+                seed, name, round, members, partitions, topics, s, r.minMs, r.medianMs, r.p90Ms, r.pairRatio, q[0], (int) q[1], (int) q[2], (int) q[3]);
     }
 }

@@ -3,7 +3,6 @@ package io.github.kafkabalancer.assignor;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -18,7 +17,11 @@ import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
 import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 
-/** Converts the coordinator's view of a group (GroupSpec + topic describer + loads) into a {@link Problem}. */
+/**
+ * Converts the coordinator's view of a group (GroupSpec + topic describer + loads) into a {@link Problem}:
+ * primitive arrays filled per topic (one topic-id lookup per topic, one per owned topic of a member),
+ * no per-partition objects.
+ */
 final class GroupProblem {
     private static final int[] NO_RACKS = new int[0];
     final List<String> memberIds;
@@ -37,51 +40,62 @@ final class GroupProblem {
 
     static GroupProblem build(GroupSpec spec, SubscribedTopicDescriber topics, LoadView loads,
                               ToDoubleFunction<String> capacity, long nowMs) {
-        List<String> ids = new ArrayList<>(spec.memberIds());
-        Collections.sort(ids);
-        int nm = ids.size();
+        long t0 = System.nanoTime();
+        String[] idArray = spec.memberIds().toArray(new String[0]);
+        Arrays.sort(idArray);
+        List<String> ids = Arrays.asList(idArray);
+        int nm = idArray.length;
+        boolean homogeneous = spec.subscriptionType() == SubscriptionType.HOMOGENEOUS;
         Map<String, Integer> rackIds = new HashMap<>();
         int[] memberRack = new int[nm];
         double[] cap = new double[nm];
-        List<Set<Uuid>> subs = new ArrayList<>(nm);
+        @SuppressWarnings("unchecked")
+        Set<Uuid>[] subs = new Set[nm];
         Set<Uuid> allTopics = new HashSet<>();
         boolean anyRack = false;
-        boolean homogeneous = spec.subscriptionType() == SubscriptionType.HOMOGENEOUS;
         for (int m = 0; m < nm; m++) {
-            MemberSubscription s = spec.memberSubscription(ids.get(m));
+            MemberSubscription s = spec.memberSubscription(idArray[m]);
             Set<Uuid> st = s.subscribedTopicIds();
-            subs.add(st);
+            subs[m] = st;
             if (!homogeneous || m == 0) {
                 allTopics.addAll(st);
             }
             Optional<String> rack = s.rackId();
-            memberRack[m] = rack.map(r -> rackIds.computeIfAbsent(r, x -> rackIds.size())).orElse(-1);
-            anyRack |= rack.isPresent();
-            cap[m] = capacity.applyAsDouble(ids.get(m));
+            if (rack.isPresent()) {
+                memberRack[m] = rackIds.computeIfAbsent(rack.get(), x -> rackIds.size());
+                anyRack = true;
+            } else {
+                memberRack[m] = -1;
+            }
+            cap[m] = capacity.applyAsDouble(idArray[m]);
         }
-        List<Uuid> topicList = new ArrayList<>();
+        long t1 = System.nanoTime();
+        List<Uuid> topicList = new ArrayList<>(allTopics.size());
         for (Uuid t : allTopics) {
             if (topics.numPartitions(t) > 0) {
                 topicList.add(t);
             }
         }
-        topicList.sort((x, y) -> x.toString().compareTo(y.toString()));
-        Map<Uuid, Integer> topicPos = new HashMap<>();
-        for (int t = 0; t < topicList.size(); t++) {
+        topicList.sort(null); // Uuid order: deterministic (the harness gives ids in the reference's topic order)
+        int nt = topicList.size();
+        Map<Uuid, Integer> topicPos = new HashMap<>(KafkaBalancerAssignor.mapCapacity(nt));
+        int[] firstPartition = new int[nt + 1];
+        for (int t = 0; t < nt; t++) {
             topicPos.put(topicList.get(t), t);
+            firstPartition[t + 1] = firstPartition[t] + topics.numPartitions(topicList.get(t));
         }
         // who subscribes to each topic: one pass over the subscriptions (or none when homogeneous)
-        BitSet[] who = new BitSet[topicList.size()];
+        BitSet[] who = new BitSet[nt];
         if (homogeneous) {
             BitSet everyone = new BitSet(nm);
             everyone.set(0, nm);
             Arrays.fill(who, everyone);
         } else {
-            for (int t = 0; t < who.length; t++) {
+            for (int t = 0; t < nt; t++) {
                 who[t] = new BitSet(nm);
             }
             for (int m = 0; m < nm; m++) {
-                for (Uuid id : subs.get(m)) {
+                for (Uuid id : subs[m]) {
                     Integer t = topicPos.get(id);
                     if (t != null) {
                         who[t].set(m);
@@ -91,9 +105,8 @@ final class GroupProblem {
         }
         Map<BitSet, Integer> classKey = new HashMap<>();
         List<int[]> classMembers = new ArrayList<>();
-        int[] classOfTopic = new int[topicList.size()];
-        int[] firstPartition = new int[topicList.size() + 1];
-        for (int t = 0; t < topicList.size(); t++) {
+        int[] classOfTopic = new int[nt];
+        for (int t = 0; t < nt; t++) {
             Integer k = classKey.get(who[t]);
             if (k == null) {
                 k = classMembers.size();
@@ -101,45 +114,42 @@ final class GroupProblem {
                 classMembers.add(who[t].stream().toArray());
             }
             classOfTopic[t] = k;
-            firstPartition[t + 1] = firstPartition[t] + topics.numPartitions(topicList.get(t));
         }
-        int np = firstPartition[topicList.size()];
+        int np = firstPartition[nt];
         int[] topicOf = new int[np];
         int[] number = new int[np];
         int[] classOf = new int[np];
         double[] load = new double[np];
         int[] prev = new int[np];
+        Arrays.fill(prev, -1);
         int[][] partRacks = new int[np][];
+        for (int t = 0; t < nt; t++) {
+            int lo = firstPartition[t];
+            int hi = firstPartition[t + 1];
+            Arrays.fill(topicOf, lo, hi, t);
+            Arrays.fill(classOf, lo, hi, classOfTopic[t]);
+            for (int p = lo; p < hi; p++) {
+                number[p] = p - lo;
+            }
+            loads.topic(topicList.get(t), hi - lo, nowMs, load, lo);
+            if (anyRack) {
+                for (int p = lo; p < hi; p++) {
+                    partRacks[p] = racks(topics.racksForPartition(topicList.get(t), p - lo), rackIds);
+                }
+            } else {
+                Arrays.fill(partRacks, lo, hi, NO_RACKS);
+            }
+        }
+        long t2 = System.nanoTime();
         int known = 0;
         double knownSum = 0;
-        for (int t = 0; t < topicList.size(); t++) {
-            Uuid id = topicList.get(t);
-            for (int p = firstPartition[t]; p < firstPartition[t + 1]; p++) {
-                int n = p - firstPartition[t];
-                topicOf[p] = t;
-                number[p] = n;
-                classOf[p] = classOfTopic[t];
-                prev[p] = -1;
-                double l = loads.load(id, n, nowMs);
-                if (Double.isFinite(l) && l >= 0) {
-                    load[p] = l;
-                    known++;
-                    knownSum += l;
-                } else {
-                    load[p] = Double.NaN;
-                }
-                if (anyRack) {
-                    Set<String> racks = topics.racksForPartition(id, n);
-                    int[] rs = new int[racks.size()];
-                    int i = 0;
-                    for (String r : racks) {
-                        Integer rid = rackIds.get(r);
-                        rs[i++] = rid == null ? -1 : rid;
-                    }
-                    partRacks[p] = Arrays.stream(rs).filter(x -> x >= 0).toArray();
-                } else {
-                    partRacks[p] = NO_RACKS;
-                }
+        for (int p = 0; p < np; p++) {
+            double l = load[p];
+            if (Double.isFinite(l) && l >= 0) {
+                known++;
+                knownSum += l;
+            } else {
+                load[p] = Double.NaN;
             }
         }
         String mode;
@@ -148,34 +158,19 @@ final class GroupProblem {
             Arrays.fill(load, 1.0);
         } else {
             mode = known == np ? "loads" : "partial-loads";
-            double mean = knownSum / known;
-            for (int p = 0; p < np; p++) {
-                if (Double.isNaN(load[p])) {
-                    load[p] = mean;
+            if (known < np) {
+                double mean = knownSum / known;
+                for (int p = 0; p < np; p++) {
+                    if (Double.isNaN(load[p])) {
+                        load[p] = mean;
+                    }
                 }
             }
         }
-        for (int m = 0; m < nm; m++) {
-            MemberAssignment a = spec.memberAssignment(ids.get(m));
-            if (a == null) {
-                continue;
-            }
-            for (Map.Entry<Uuid, Set<Integer>> e : a.partitions().entrySet()) {
-                Integer t = topicPos.get(e.getKey());
-                if (t == null || !(homogeneous || subs.get(m).contains(e.getKey()))) {
-                    continue;
-                }
-                for (int n : e.getValue()) {
-                    int size = firstPartition[t + 1] - firstPartition[t];
-                    if (n < 0 || n >= size) {
-                        continue;
-                    }
-                    int p = firstPartition[t] + n;
-                    if (prev[p] < 0) {
-                        prev[p] = m; // two claims: the first member (by id) keeps it
-                    }
-                }
-            }
+        readOwners(spec, idArray, homogeneous ? null : subs, topicPos, firstPartition, prev);
+        long t3 = System.nanoTime();
+        if (KafkaBalancerAssignor.TIMING) {
+            System.err.printf("    members %.1f, topics %.1f, owned %.1f ms%n", (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6);
         }
         int[] rank = new int[nm];
         for (int m = 0; m < nm; m++) {
@@ -184,5 +179,44 @@ final class GroupProblem {
         Problem pr = new Problem(cap, load, prev, classOf, classMembers.toArray(new int[0][]), memberRack,
                 partRacks, topicOf, number, rank);
         return new GroupProblem(ids, topicList, pr, known, mode);
+    }
+
+    /** prev[p] = the member (position) that owns partition p now; two claims: the first member by id keeps it. */
+    private static void readOwners(GroupSpec spec, String[] ids, Set<Uuid>[] subs, Map<Uuid, Integer> topicPos,
+                                   int[] firstPartition, int[] prev) {
+        for (int m = 0; m < ids.length; m++) {
+            MemberAssignment a = spec.memberAssignment(ids[m]);
+            if (a == null) {
+                continue;
+            }
+            for (Map.Entry<Uuid, Set<Integer>> e : a.partitions().entrySet()) {
+                Integer t = topicPos.get(e.getKey());
+                if (t == null || (subs != null && !subs[m].contains(e.getKey()))) {
+                    continue;
+                }
+                claim(e.getValue(), m, firstPartition[t], firstPartition[t + 1] - firstPartition[t], prev);
+            }
+        }
+    }
+
+    private static void claim(Set<Integer> partitions, int m, int lo, int size, int[] prev) {
+        for (Integer boxed : partitions) {
+            int n = boxed;
+            if (n >= 0 && n < size && prev[lo + n] < 0) {
+                prev[lo + n] = m;
+            }
+        }
+    }
+
+    private static int[] racks(Set<String> racks, Map<String, Integer> rackIds) {
+        int[] rs = new int[racks.size()];
+        int i = 0;
+        for (String r : racks) {
+            Integer rid = rackIds.get(r);
+            if (rid != null) {
+                rs[i++] = rid;
+            }
+        }
+        return i == rs.length ? rs : Arrays.copyOf(rs, i);
     }
 }

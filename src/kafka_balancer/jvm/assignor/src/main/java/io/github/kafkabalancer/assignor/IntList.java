@@ -14,10 +14,12 @@ final class IntList {
         data[size++] = v;
     }
 
+    /** Removes the first occurrence of v, keeping the order of the rest (as the reference's arrays do). */
     void removeValue(int v) {
         for (int i = 0; i < size; i++) {
             if (data[i] == v) {
-                data[i] = data[--size];
+                System.arraycopy(data, i + 1, data, i, size - i - 1);
+                size--;
                 return;
             }
         }

@@ -53,18 +53,27 @@ public final class JsonHarness {
     }
 
     static ObjectNode run(ObjectMapper json, KafkaBalancerAssignor assignor, JsonNode doc) {
+        // topic ids in the order the topics first appear among the partitions (the reference's topic
+        // order), so the plugin, which orders topics by id, numbers partitions as the reference does
+        Map<String, Uuid> ids = new HashMap<>();
+        for (JsonNode p : doc.path("partitions")) {
+            ids.computeIfAbsent(p.path("topic").asText(), x -> new Uuid(ids.size() + 1L, 0x6b622d74L));
+        }
+        for (JsonNode m : doc.path("members")) {
+            m.path("topics").forEach(t -> ids.computeIfAbsent(t.asText(), x -> new Uuid(ids.size() + 1L, 0x6b622d74L)));
+        }
         Map<String, StaticGroup.Sub> subs = new LinkedHashMap<>();
         Map<String, MemberAssignment> owned = new HashMap<>();
         Map<String, Double> capacity = new HashMap<>();
         for (JsonNode m : doc.path("members")) {
             String id = m.path("id").asText();
             Set<Uuid> topics = new HashSet<>();
-            m.path("topics").forEach(t -> topics.add(StaticGroup.idOf(t.asText())));
+            m.path("topics").forEach(t -> topics.add(ids.get(t.asText())));
             Optional<String> rack = m.hasNonNull("rack") ? Optional.of(m.get("rack").asText()) : Optional.empty();
             subs.put(id, new StaticGroup.Sub(rack, Optional.empty(), topics));
             capacity.put(id, m.path("capacity").asDouble(1.0));
             Map<Uuid, Set<Integer>> mine = new HashMap<>();
-            m.path("owned").forEach(o -> mine.computeIfAbsent(StaticGroup.idOf(o.get(0).asText()), x -> new HashSet<>())
+            m.path("owned").forEach(o -> mine.computeIfAbsent(ids.getOrDefault(o.get(0).asText(), Uuid.ZERO_UUID), x -> new HashSet<>())
                     .add(o.get(1).asInt()));
             owned.put(id, new Assigned(mine));
         }
@@ -73,7 +82,7 @@ public final class JsonHarness {
         Map<Uuid, Map<Integer, Double>> loads = new HashMap<>();
         Map<Uuid, Map<Integer, Set<String>>> racks = new HashMap<>();
         for (JsonNode p : doc.path("partitions")) {
-            Uuid t = StaticGroup.idOf(p.path("topic").asText());
+            Uuid t = ids.get(p.path("topic").asText());
             names.put(t, p.path("topic").asText());
             int n = p.path("partition").asInt();
             counts.merge(t, n + 1, Math::max);

@@ -1,7 +1,7 @@
 package io.github.kafkabalancer.assignor;
 
+import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.ToDoubleFunction;
@@ -38,7 +38,7 @@ import org.slf4j.LoggerFactory;
 public final class KafkaBalancerAssignor implements ConsumerGroupPartitionAssignor, Configurable, AutoCloseable {
     public static final String NAME = "kafka-balancer";
     static final String PREFIX = "kafka.balancer.";
-    private static final boolean TIMING = Boolean.getBoolean("kafka.balancer.timing");
+    static final boolean TIMING = Boolean.getBoolean("kafka.balancer.timing");
     private static final Logger LOG = LoggerFactory.getLogger(KafkaBalancerAssignor.class);
 
     private volatile Balanced.Options options = Balanced.Options.defaults();
@@ -120,25 +120,71 @@ public final class KafkaBalancerAssignor implements ConsumerGroupPartitionAssign
         }
     }
 
+    /**
+     * The result as the coordinator wants it, built from arrays: partitions grouped by member with one
+     * counting pass, then per member one map with one compact {@link PartitionSet} per topic (partition
+     * positions are topic-contiguous and in partition order, so each run is already sorted).
+     */
     static GroupAssignment toAssignment(GroupProblem gp, int[] owner) {
         Problem pr = gp.problem;
-        @SuppressWarnings("unchecked")
-        Map<Uuid, Set<Integer>>[] per = new Map[pr.members];
-        for (int m = 0; m < pr.members; m++) {
-            per[m] = new HashMap<>();
-        }
-        for (int p = 0; p < pr.partitions; p++) {
+        int nm = pr.members;
+        int np = pr.partitions;
+        int[] start = new int[nm + 1];
+        for (int p = 0; p < np; p++) {
             int m = owner[p];
-            if (m < 0 || m >= pr.members || !pr.classHas[pr.classOf[p]].get(m)) {
+            if (m < 0 || m >= nm || !pr.classHas[pr.classOf[p]].get(m)) {
                 throw new IllegalStateException("partition position " + p + " has invalid owner " + m);
             }
-            per[m].computeIfAbsent(gp.topicIds.get(pr.topicOf[p]), x -> new HashSet<>()).add(pr.partitionNumber[p]);
+            start[m + 1]++;
         }
-        Map<String, MemberAssignment> members = new HashMap<>(2 * pr.members);
-        for (int m = 0; m < pr.members; m++) {
-            members.put(gp.memberIds.get(m), new Assigned(per[m]));
+        for (int m = 0; m < nm; m++) {
+            start[m + 1] += start[m];
+        }
+        int[] fill = Arrays.copyOf(start, nm);
+        int[] order = new int[np];
+        for (int p = 0; p < np; p++) {
+            order[fill[owner[p]]++] = p;
+        }
+        int[] numbers = new int[np];
+        for (int i = 0; i < np; i++) {
+            numbers[i] = pr.partitionNumber[order[i]];
+        }
+        // one entry per run of one topic within a member's partitions (positions are topic-contiguous)
+        int runs = 0;
+        for (int i = 0; i < np; i++) {
+            if (i == 0 || owner[order[i]] != owner[order[i - 1]] || pr.topicOf[order[i]] != pr.topicOf[order[i - 1]]) {
+                runs++;
+            }
+        }
+        Uuid[] keys = new Uuid[runs];
+        @SuppressWarnings("unchecked")
+        Set<Integer>[] values = new Set[runs];
+        int[] runStartOf = new int[nm + 1]; // member m's runs are [runStartOf[m], runStartOf[m + 1])
+        int r = 0;
+        for (int m = 0; m < nm; m++) {
+            runStartOf[m] = r;
+            int from = start[m];
+            int to = start[m + 1];
+            int runStart = from;
+            for (int i = from + 1; i <= to; i++) {
+                if (i == to || pr.topicOf[order[i]] != pr.topicOf[order[runStart]]) {
+                    keys[r] = gp.topicIds.get(pr.topicOf[order[runStart]]);
+                    values[r++] = new PartitionSet(numbers, runStart, i);
+                    runStart = i;
+                }
+            }
+        }
+        runStartOf[nm] = r;
+        Map<String, MemberAssignment> members = new HashMap<>(mapCapacity(nm));
+        for (int m = 0; m < nm; m++) {
+            members.put(gp.memberIds.get(m), Assigned.of(new TopicMap(keys, values, runStartOf[m], runStartOf[m + 1])));
         }
         return new GroupAssignment(members);
+    }
+
+    /** A HashMap capacity that holds n entries without rehashing. */
+    static int mapCapacity(int n) {
+        return (int) (n / 0.75f) + 1;
     }
 
     @Override

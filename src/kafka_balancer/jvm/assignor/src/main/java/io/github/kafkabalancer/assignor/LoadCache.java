@@ -157,6 +157,15 @@ final class LoadCache implements LoadView {
         return nowMs - t.ts[partition] > settings.maxAgeMs() ? Double.NaN : t.load[partition];
     }
 
+    @Override
+    public void topic(Uuid topicId, int n, long nowMs, double[] out, int offset) {
+        TopicLoads t = snapshot.get(topicId); // one lookup per topic, not per partition
+        long maxAge = settings.maxAgeMs();
+        for (int i = 0; i < n; i++) {
+            out[offset + i] = t == null || i >= t.load.length || nowMs - t.ts[i] > maxAge ? Double.NaN : t.load[i];
+        }
+    }
+
     int knownTopics() {
         return snapshot.size();
     }

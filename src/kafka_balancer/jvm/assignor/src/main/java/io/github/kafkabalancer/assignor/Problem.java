@@ -92,7 +92,16 @@ final class Problem {
      * Lower bound on the best achievable max load / capacity: total over total capacity; each class's
      * load over its members' capacity; each partition over the largest capacity that may take it.
      */
+    private double lowerBound = Double.NaN; // computed once (arrays are never mutated)
+
     double lowerBound() {
+        if (Double.isNaN(lowerBound)) {
+            lowerBound = computeLowerBound();
+        }
+        return lowerBound;
+    }
+
+    private double computeLowerBound() {
         if (partitions == 0) {
             return 0.0;
         }
