@@ -247,7 +247,7 @@ CASES: list[C] = [
     (["plan", "--snapshot", "{d}/nosuch.json", "--out", "{d}/p.json", "--theta", "1e-320"], 2, "--theta"),
     (["plan", "--snapshot", "{d}/nosuch.json", "--out", "{d}/p.json", "--exact-nodes", "99999999999999999999"], 2,
      "--exact-nodes"),
-    (["pipeline", "--samples", "{d}", "--out", "{d}/o.json", "--state", "/dev/null"], 2, "--state applies to streaming"),
+    (["pipeline", "--samples", "{d}", "--out", "{d}/o.json", "--state", "/dev/null"], 2, "--state applies to"),
     (["pipeline", "--samples", "{d}", "--out", "{d}/o.json", "--out-dir", "{d}/x"], 2, "--out-dir applies"),
     (["workload", "--local-cluster", "/dev/null"], 2, "--local-cluster /dev/null"),
     (["serve", "--local-cluster", "/dev/null"], 2, "--local-cluster /dev/null"),
