@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -41,24 +40,26 @@ def run_case(name: str, seed: int, tmp: Path) -> dict[str, object]:
         stdout=subprocess.DEVNULL,
     )
     t0 = time.perf_counter()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     load0 = os.getloadavg()[0]
-    proc = subprocess.run(
-        [CLI, "plan", "--snapshot", str(snap), "--out", str(tmp / f"{name}-plan.json"), "--json"],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    out_path = tmp / f"{name}-plan.stdout"
+    with out_path.open("w") as out:
+        child = subprocess.Popen(
+            [CLI, "plan", "--snapshot", str(snap), "--out", str(tmp / f"{name}-plan.json"), "--json"], stdout=out
+        )
+        _, status, ru = os.wait4(child.pid, 0)  # this child's own CPU time and peak RSS, not the simulator's
     wall = time.perf_counter() - t0
-    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
-    peak_kb = ru1.ru_maxrss
-    summary = json.loads(proc.stdout)
+    if status != 0:
+        raise SystemExit(f"plan failed on {name} (status {status})")
+    cpu = ru.ru_utime + ru.ru_stime
+    peak_kb = ru.ru_maxrss
+    before = 0
+    summary = json.loads(out_path.read_text())
     return {
         "case": name,
         "wall_s": round(wall, 2),
         "cpu_s": round(cpu, 2),
+        "user_s": round(ru.ru_utime, 2),
+        "sys_s": round(ru.ru_stime, 2),
         "load": f"{load0:.1f} / {os.getloadavg()[0]:.1f}",
         "plan_s": summary["seconds"],
         "peak_mb": round(max(peak_kb, before) / 1024),
@@ -109,8 +110,8 @@ def main() -> int:
             "PLANNER",
             f"## Planner\n\nCommand: `{cmd}` (2 cores shared with other work: wall times are inflated by the load "
             "average shown, CPU time (user + system of the `plan` process) is the fairer measure; whole command = "
-            "read the snapshot, plan with the default goal policy, write the plan; peak RSS is the largest child's, "
-            f"simulator included).\n\n{text}",
+            "read the snapshot, plan with the default goal policy, write the plan; peak RSS is the plan process's own"
+            f").\n\n{text}",
         )
     return 0
 

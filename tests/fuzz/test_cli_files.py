@@ -13,7 +13,7 @@ import pytest
 from kafka_balancer.errors import InputError
 from kafka_balancer.files import inputs, outputs
 
-from .harness import check, run_subprocess, tree_state
+from .harness import check, run_cli, run_subprocess, tree_state
 
 
 def test_write_replaces_atomically_and_touches_nothing_else(tmp_path: Path) -> None:
@@ -155,3 +155,22 @@ def test_no_library_warnings_on_a_normal_run(tmp_path: Path) -> None:
                           "--plot", str(tmp_path / "p.png")], watch=[tmp_path])
     check(run, 0, outputs=[tmp_path / "p.json", tmp_path / "p.png"])
     assert "Warning" not in run.err, run.err
+
+
+def test_classes_found_by_the_bad_input_sweep(tmp_path: Path) -> None:
+    """bench/bad_input_sweep.py found these: a symbolic link loop as an output (an internal error), a named
+    pipe as --command-config (cancel, execute, collect, consumers advise hung), a device as serve's
+    --config (serve ran for ever)."""
+    snap = tmp_path / "s.json"
+    check(run_subprocess(["simulate", "cluster", "--preset", "paper", "--topics", "2", "--partitions", "6",
+                          "--out", str(snap)], watch=[tmp_path]), 0, outputs=[snap])
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    check(run_cli(["plan", "--snapshot", str(snap), "--out", str(loop)], watch=[tmp_path]), 2, ["--out", "loop"])
+    assert loop.is_symlink()
+    fifo = tmp_path / "client.properties"
+    os.mkfifo(fifo)
+    run = run_subprocess(["execute", "--plan", str(snap), "--bootstrap", "127.0.0.1:1", "--command-config", str(fifo)],
+                         watch=[tmp_path], timeout=60)
+    check(run, 2, "--command-config")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

@@ -41,7 +41,7 @@ CASES: dict[str, tuple[ClusterSpec, int, Constraints | None]] = {
 DIGESTS: dict[str, str] = {
     "dead-broker-1": "94dc94ef32158125",
     "hetero-0": "89e0ae3b03b50b9c",
-    "mini-hard-0": "38f0454e44303b3a",
+    "mini-hard-0": "b7f14740620da770",
     "new-brokers-0": "8398acfe2b407194",
     "overloaded-0": "ac6a2c19185ae0aa",
     "paper-0": "66a14f7453906ee7",

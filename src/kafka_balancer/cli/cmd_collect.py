@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if args.local_cluster is not None:
         from kafka_balancer.localcluster.cluster import open_cluster
 
-        lc = open_cluster(args.local_cluster)
+        lc = open_cluster(args.local_cluster, "--local-cluster")
         bootstrap = bootstrap or lc.bootstrap
         metrics = metrics or lc.metrics_urls()
         hosts = hosts or lc.hosts()

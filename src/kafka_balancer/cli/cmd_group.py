@@ -16,6 +16,8 @@ from kafka_balancer.consumer.group_locate import (
 from kafka_balancer.errors import ClusterError, InputError
 from kafka_balancer.security.option import add_command_config, settings_from_args
 
+MAX_MS = 30 * 86_400_000.0  # 30 days: a longer time per poll, record or restart is a typo
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("group", help="consumer-group tools: locate the coordinator, doctor a config")
@@ -34,11 +36,11 @@ def register(subparsers: Any) -> None:
     loc.set_defaults(func=run_locate)
     doc = kinds.add_parser("doctor", help="check session/heartbeat/poll/static-membership settings")
     doc.add_argument("--config", required=True, help="consumer.properties ('-' for stdin)")
-    doc.add_argument("--processing-ms", type=number("--processing-ms", inclusive=True),
+    doc.add_argument("--processing-ms", type=number("--processing-ms", inclusive=True, maximum=MAX_MS),
                      help="measured time to process one poll's batch")
-    doc.add_argument("--per-record-ms", type=number("--per-record-ms", inclusive=True),
+    doc.add_argument("--per-record-ms", type=number("--per-record-ms", inclusive=True, maximum=MAX_MS),
                      help="measured processing time per record")
-    doc.add_argument("--restart-ms", type=number("--restart-ms", inclusive=True),
+    doc.add_argument("--restart-ms", type=number("--restart-ms", inclusive=True, maximum=MAX_MS),
                      help="how long a rolling restart of one instance takes")
     doc.add_argument("--json", action="store_true")
     doc.set_defaults(func=run_doctor)

@@ -37,7 +37,8 @@ def register(subparsers: Any) -> None:
                    help="stream samples from this cluster")
     p.add_argument("--topic", type=text("--topic"), default="__kafka_balancer_samples",
                    help="samples topic (streaming)")
-    p.add_argument("--out-dir", default="out/pipeline", help="streaming: snapshots and window tables go here")
+    p.add_argument("--out-dir", default=None, help="streaming: snapshots and window tables go here "
+                   "(default out/pipeline)")
     p.add_argument("--state", default=None, help="streaming: checkpoints and aggregates (default OUT_DIR/state)")
     p.add_argument("--lateness", type=duration_text("--lateness", maximum=7 * 86_400), default="1m",
                    help="streaming: watermark delay (default 1m)")
@@ -61,6 +62,7 @@ def add_batch_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    settings_from_args(args)  # a bad --command-config fails now, not after the Spark job
     if getattr(args, "publish_loads", None):
         from kafka_balancer.collect.admin import check_bootstrap
 
@@ -92,6 +94,11 @@ def progress_lines() -> Iterator[logging.Logger]:
 def run_batch_cli(args: argparse.Namespace) -> int:
     from kafka_balancer.pipeline.batch import run_batch
 
+    streaming_only = [f for f, v in (("--out-dir", getattr(args, "out_dir", None)), ("--state", getattr(args, "state",
+                      None)), ("--max-polls", getattr(args, "max_polls", None))) if v is not None]
+    if streaming_only:
+        raise InputError(f"{streaming_only[0]} applies to streaming (--from-kafka) only",
+                         hint=f"drop {streaming_only[0]}, or add --from-kafka BOOTSTRAP")
     if not args.samples or not args.out:
         raise InputError("give --samples DIR and --out snap.json (or --from-kafka BOOTSTRAP to stream)",
                          hint="e.g. kafka-balancer pipeline --samples out/samples --out out/snap.json")
@@ -142,6 +149,7 @@ def run_streaming(args: argparse.Namespace) -> int:
     from kafka_balancer.security.clients import spark_options
 
     check_bootstrap(args.from_kafka)
+    args.out_dir = args.out_dir or "out/pipeline"
     check_output_dir(args.out_dir, "--out-dir")
     security = settings_from_args(args)
     if args.state:
@@ -163,5 +171,5 @@ def run_streaming(args: argparse.Namespace) -> int:
         _publish(args, out / f"snapshot-{windows[-1]}.json")
 
     streaming.run_forever(spark, source, cfg, state, out, parse_duration_ms(args.lateness), poll_s, on_emit,
-                          args.max_polls)
+                          args.max_polls, say=lambda line: print(f"pipeline: {line}", file=sys.stderr, flush=True))
     return 0

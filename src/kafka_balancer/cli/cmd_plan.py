@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    default=POLISH_SHARE, metavar="SHARE",
                    help="once balanced, keep lowering σ with replica moves until the plan moves SHARE × the byte "
                    f"lower bound (default {POLISH_SHARE}; 0 stops at the goals)")
-    p.add_argument("--exact-nodes", type=integer("--exact-nodes", minimum=0), default=0, metavar="N",
+    p.add_argument("--exact-nodes", type=integer("--exact-nodes", minimum=0, maximum=2**31 - 1), default=0, metavar="N",
                    help="clusters up to 600 partition x broker cells: also solve the exact model for N "
                    "branch-and-bound nodes (a tighter byte bound and another start; 1-2 s of CPU on 6 brokers; "
                    "default 0: off)")

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from kafka_balancer.cli.options import bootstrap, duration, integer, text
+from kafka_balancer.errors import InputError
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -39,8 +40,25 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def settings(args: argparse.Namespace) -> object:
+    from kafka_balancer.files.inputs import check_input_file
+    from kafka_balancer.files.outputs import check_output_dir
     from kafka_balancer.serve.config import ServeConfig, check, load_config, parse_self_healing
 
+    # Every path before anything starts: a named pipe is never waited on, a device is not a settings file,
+    # and a state folder that is a file fails now rather than at the first write.
+    if args.config is not None:
+        check_input_file(args.config, "--config", "a TOML settings file (docs/serve.md)")
+    if args.command_config is not None:
+        check_input_file(args.command_config, "--command-config", "the client.properties file")
+    if args.state_dir is not None:
+        check_output_dir(args.state_dir, "--state-dir")
+    if args.local_cluster is not None:
+        from kafka_balancer.localcluster.cluster import open_cluster
+
+        open_cluster(args.local_cluster, "--local-cluster")
+    if args.self_healing is not None and not args.self_healing.strip():
+        raise InputError("--self-healing is empty", hint="give --self-healing broker_failure,new_brokers,"
+                         "goal_violation,disk,leaders or all; leave it out for none")
     cfg = load_config(args.config, ServeConfig())
     over: dict[str, object] = {}
     for name in ("bootstrap", "host", "port", "token"):

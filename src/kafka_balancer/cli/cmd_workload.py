@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     if args.local_cluster is not None:
         from kafka_balancer.localcluster.cluster import open_cluster
 
-        lc = open_cluster(args.local_cluster)
+        lc = open_cluster(args.local_cluster, "--local-cluster")
         bootstrap = bootstrap or lc.bootstrap
     if not bootstrap:
         raise InputError("workload needs --bootstrap (or --local-cluster STATE_DIR)")

@@ -40,7 +40,7 @@ def _kind(mode: int) -> str:
     return "a special file"
 
 
-def _stat(p: Path) -> os.stat_result | None:
+def _stat(p: Path, flag: str | None = None) -> os.stat_result | None:
     try:
         return os.stat(p)
     except FileNotFoundError:
@@ -48,7 +48,19 @@ def _stat(p: Path) -> os.stat_result | None:
     except NotADirectoryError:
         return None  # a parent is a file: reported by the folder check
     except OSError as exc:
-        raise InputError(f"cannot inspect {p}: {exc.strerror}", hint="check the path and its permissions") from None
+        shown = str(p) if len(str(p)) <= 120 else str(p)[:100] + "…"
+        raise InputError(f"{flag + ' ' if flag else ''}{shown}: cannot inspect it: {exc.strerror}",
+                         hint="check the path and its permissions") from None
+
+
+def _resolved(path: str | Path, flag: str) -> Path:
+    """``path`` with symbolic links and ``..`` resolved; a link loop or a path too long is an InputError."""
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError) as exc:  # Python 3.11 raises RuntimeError for a symbolic link loop
+        reason = "a symbolic link loop" if isinstance(exc, RuntimeError) else (exc.strerror or str(exc))
+        shown = str(path) if len(str(path)) <= 120 else str(path)[:100] + "…"
+        raise InputError(f"{flag} {shown}: {reason}", hint=f"give {flag} another path") from None
 
 
 def _nearest_existing(p: Path) -> Path:
@@ -103,13 +115,13 @@ def _inside(child: Path, folder: Path) -> bool:
 def refuse_overlap(flag: str, path: str | Path, inputs: Iterable[Named], *, is_dir: bool = False) -> None:
     """An output that is one of the run's inputs, lies inside an input folder, or (an output folder) holds an
     input, is refused: the run would overwrite what it reads."""
-    out = Path(path).resolve()
-    out_st = _stat(out)
+    out = _resolved(path, flag)
+    out_st = _stat(out, flag)
     for in_flag, in_path in inputs:
         if in_path is None or str(in_path) == "-":
             continue
-        inp = Path(in_path).resolve()
-        in_st = _stat(inp)
+        inp = _resolved(in_path, in_flag)
+        in_st = _stat(inp, in_flag)
         same = out == inp or (out_st is not None and in_st is not None and _same_file(out_st, in_st))
         if same:
             raise InputError(f"{flag} {path} is also the input {in_flag} {in_path}: writing it would destroy it",
@@ -128,7 +140,7 @@ def distinct_outputs(outputs: Iterable[Named]) -> None:
     for flag, path in outputs:
         if path is None or str(path) == STDOUT:
             continue
-        p = Path(path).resolve()
+        p = _resolved(path, flag)
         if p in seen:
             raise InputError(f"{flag} {path} is also {seen[p]}: one would overwrite the other",
                              hint=f"give {flag} its own path")
@@ -156,7 +168,7 @@ def check_output_file(
     if not text or "\0" in text:
         raise InputError(f"{flag} {text!r} is not a path", hint=f"give {flag} a file name")
     p = Path(text).absolute()
-    st = _stat(p)
+    st = _stat(p, flag)
     if st is not None and not stat.S_ISREG(st.st_mode):
         what = _kind(st.st_mode)
         extra = "; '-' writes to standard output" if allow_stdout else ""
@@ -185,7 +197,7 @@ def check_output_dir(path: str | Path, flag: str, *, inputs: Sequence[Named] = (
     if not text or "\0" in text:
         raise InputError(f"{flag} {text!r} is not a path", hint=f"give {flag} a folder")
     p = Path(text).absolute()
-    st = _stat(p)
+    st = _stat(p, flag)
     if st is not None and not stat.S_ISDIR(st.st_mode):
         what = "a file" if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
         raise InputError(f"{flag} {path} is {what}, not a folder", hint=f"give {flag} a folder")
@@ -197,8 +209,8 @@ def _target(path: str | Path, flag: str) -> Path:
     """The file a write replaces: a symbolic link is followed (the link stays, its file is updated)."""
     p = Path(path)
     if p.is_symlink():
-        p = p.resolve()
-    st = _stat(p)
+        p = _resolved(p, flag)
+    st = _stat(p, flag)
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise InputError(f"{flag} {path} is {_kind(st.st_mode)}, not a regular file", hint=f"give {flag} a file name")
     return p

@@ -436,13 +436,18 @@ class LocalCluster:
         return time.monotonic() - t0
 
 
-def open_cluster(state_dir: Path) -> LocalCluster:
-    """The cluster recorded in ``state_dir``; InputError if there is none."""
-    c = LocalCluster(state_dir)
+def open_cluster(state_dir: Path, flag: str = "--state-dir") -> LocalCluster:
+    """The cluster recorded in ``state_dir``; InputError naming ``flag`` if there is none."""
+    try:
+        c = LocalCluster(state_dir)
+    except InputError as exc:
+        if flag == "--state-dir" or not exc.message.startswith("--state-dir "):
+            raise
+        raise InputError(flag + exc.message[len("--state-dir"):], hint=exc.hint) from None
     if not c.exists:
         raise InputError(
-            f"no local cluster in {Path(state_dir).resolve()}",
-            hint="start one with `kafka-balancer local-cluster up` (or pass --state-dir)",
+            f"{'' if flag == '--state-dir' else flag + ': '}no local cluster in {Path(state_dir).resolve()}",
+            hint=f"start one with `kafka-balancer local-cluster up` (or pass {flag})",
         )
     return c
 

@@ -19,6 +19,7 @@ from kafka_balancer.validate.samples import FORMAT_VERSION, SkippedRecords, chec
 
 CORRUPT = "_corrupt_record"  # Spark's column for a JSON line it could not read with the schema
 FILE = "_file"
+ORIGIN = "origin"  # a streaming source's column naming where a record came from (topic-partition@offset, file)
 RAW_JSON = StructType([*RAW.fields, StructField(CORRUPT, StringType(), True)])
 
 
@@ -136,10 +137,23 @@ def _parquet(spark: SparkSession, pdir: Path, rtype: str) -> DataFrame:
     return df.select(*cols)
 
 
+def parse_json_records(values: DataFrame, column: str = "value") -> DataFrame:
+    """Every JSON string of ``values`` (Kafka ``value`` cast to string, or text lines) parsed with the
+    samples schema, usable or not: the columns of :func:`_json_lines` (Spark's corrupt-record column for a
+    value that is not JSON or has a field of the wrong type; the source's ``origin`` column, when it has
+    one, as the record's location, e.g. ``topic-0@17`` for a Kafka record), for :func:`skipped_records`."""
+    opts = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
+    origin = F.col(ORIGIN) if ORIGIN in values.columns else F.lit(None).cast("string")
+    parsed = values.select(F.from_json(F.col(column).cast("string"), RAW_JSON, opts).alias("r"),
+                           origin.alias(FILE))
+    return parsed.select("r.*", FILE)
+
+
 def parse_json_values(values: DataFrame, column: str = "value") -> DataFrame:
-    """Parse a DataFrame of JSON strings (Kafka ``value`` cast to string, or text lines) into samples."""
-    parsed = values.select(F.from_json(F.col(column).cast("string"), RAW).alias("r")).select("r.*")
-    return with_event_time(parsed.where(F.col("type").isNotNull() & F.col("ts").isNotNull()))
+    """The usable samples among JSON strings (the same rule as the JSON-lines files: a record that is not
+    JSON, has a field of the wrong type, another format version, an unknown type or no ``ts`` is left out;
+    :func:`skipped_records` over :func:`parse_json_records` counts what was left out)."""
+    return with_event_time(parse_json_records(values, column).where(_usable()).drop(CORRUPT, FILE))
 
 
 def with_event_time(df: DataFrame) -> DataFrame:

@@ -16,7 +16,14 @@ plus ``snapshot.json`` for the newest one. Polled every trigger, that is one sna
 a restart with a backlog, the backlog's windows get their tables and the newest its snapshot.
 
 The source is either Kafka (``kafka_source``; needs the ``spark_kafka`` jars) or a folder of JSON-lines
-files (``file_source``); both yield a ``value`` string column, and everything after is the same code.
+files (``file_source``); both yield a ``value`` string column (and ``origin``: where a record came from),
+and everything after is the same code.
+
+Records the aggregations cannot use (not JSON, a field of the wrong type, another format version, an
+unknown record type, no ``ts``: the rule of the batch readers) are left out and counted by one more query
+(``skipped``): every micro-batch that skipped some says so in one warning line with the counts by reason
+and the running total, and a bounded run (``--max-polls``) that read records but could use none fails
+(exit 2), as the batch job does on such a folder.
 """
 
 from __future__ import annotations
@@ -34,15 +41,19 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
 from kafka_balancer.errors import ClusterError, InputError
+from kafka_balancer.files.outputs import ensure_dir, write_bytes
 from kafka_balancer.pipeline.config import PipelineConfig
-from kafka_balancer.pipeline.read import parse_json_values
+from kafka_balancer.pipeline.read import ORIGIN, parse_json_records, parse_json_values, skipped_records
 from kafka_balancer.pipeline.sql.aggregate import AGGREGATORS
 from kafka_balancer.pipeline.sql.job import finish
 from kafka_balancer.pipeline.sql.tables import WindowTables, window_tables
+from kafka_balancer.validate.samples import SkippedRecords
 
 DEFAULT_TOPIC = "__kafka_balancer_samples"
 SOURCE_TIMEOUT_S = 15.0
 Source = Callable[[], DataFrame]
+Say = Callable[[str], None]
+SKIPPED_QUERY = "skipped"  # the query counting the records no aggregation can use (checkpoints/skipped/)
 
 
 def check_kafka_source(bootstrap: str, topic: str = DEFAULT_TOPIC, timeout_s: float = SOURCE_TIMEOUT_S) -> None:
@@ -81,7 +92,8 @@ def kafka_source(spark: SparkSession, bootstrap: str, topic: str = DEFAULT_TOPIC
              .option("failOnDataLoss", "false"))
         if max_offsets:
             r = r.option("maxOffsetsPerTrigger", str(max_offsets))
-        return r.load().select(F.col("value").cast("string").alias("value"))
+        return r.load().select(F.col("value").cast("string").alias("value"),
+                               F.format_string("%s-%d@%d", "topic", "partition", "offset").alias(ORIGIN))
     return make
 
 
@@ -90,8 +102,30 @@ def file_source(spark: SparkSession, directory: str | Path, max_files: int | Non
         r = spark.readStream.option("pathGlobFilter", "*.jsonl")
         if max_files:
             r = r.option("maxFilesPerTrigger", str(max_files))
-        return r.text(str(directory))
+        return r.text(str(directory)).withColumn(ORIGIN, F.input_file_name())
     return make
+
+
+@dataclass
+class SkipCounter:
+    """The records the queries skipped, added up over the micro-batches of the ``skipped`` query (run in
+    the driver by ``foreachBatch``); ``say`` gets one warning line per micro-batch that skipped any."""
+
+    say: Say | None = None
+    total: SkippedRecords = field(default_factory=lambda: SkippedRecords(0))
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        now = skipped_records(batch)
+        self.total = self.total + now
+        line = now.warning()
+        if line and self.say is not None:
+            self.say(f"warning: micro-batch {batch_id}: {line} (so far: {self.total.skipped:,} of "
+                     f"{self.total.total:,})")
+
+    def check_usable(self, where: str) -> None:
+        """Fail (InputError) when records were read and none of them was usable."""
+        self.total.check_usable(where, source=where, hint="check --topic: `kafka-balancer collect --topic` "
+                                "produces samples there (docs/samples-format.md)")
 
 
 @dataclass
@@ -99,14 +133,19 @@ class StreamingJob:
     queries: dict[str, StreamingQuery]
     state_dir: Path
     emitted: list[int] = field(default_factory=list)
+    skipped: SkipCounter = field(default_factory=SkipCounter)
+    counter_query: StreamingQuery | None = None
+
+    def all_queries(self) -> list[StreamingQuery]:
+        return [*self.queries.values(), *([self.counter_query] if self.counter_query is not None else [])]
 
     def stop(self) -> None:
-        for q in self.queries.values():
+        for q in self.all_queries():
             if q.isActive:
                 q.stop()
 
     def await_all(self, timeout_s: int = 600) -> None:
-        for q in self.queries.values():
+        for q in self.all_queries():
             q.awaitTermination(timeout_s)
             exc = q.exception()
             if exc is not None:
@@ -125,9 +164,10 @@ class StreamingJob:
 
 
 def start(spark: SparkSession, source: Source, cfg: PipelineConfig, state_dir: str | Path,
-          lateness_ms: int = 60_000, trigger: dict[str, Any] | None = None) -> StreamingJob:
-    """Start one aggregation query per record type (``trigger``: e.g. ``{"availableNow": True}`` or
-    ``{"processingTime": "30 seconds"}``)."""
+          lateness_ms: int = 60_000, trigger: dict[str, Any] | None = None, say: Say | None = None) -> StreamingJob:
+    """Start one aggregation query per record type and the query counting skipped records (``trigger``:
+    e.g. ``{"availableNow": True}`` or ``{"processingTime": "30 seconds"}``; ``say``: where the warning
+    lines of skipped records go)."""
     state = Path(state_dir)
     trig = trigger or {"processingTime": "30 seconds"}
     queries: dict[str, StreamingQuery] = {}
@@ -146,7 +186,12 @@ def start(spark: SparkSession, source: Source, cfg: PipelineConfig, state_dir: s
             .trigger(**trig)
             .start()
         )
-    return StreamingJob(queries, state)
+    counter = SkipCounter(say)
+    counting = (parse_json_records(source()).writeStream.foreachBatch(counter)
+                .option("checkpointLocation", str(state / "checkpoints" / SKIPPED_QUERY))
+                .queryName(f"kafka_balancer_{SKIPPED_QUERY}_{abs(hash(str(state))) % 10**6}")
+                .trigger(**trig).start())
+    return StreamingJob(queries, state, skipped=counter, counter_query=counting)
 
 
 def committed_files(state_dir: str | Path, rtype: str) -> int:
@@ -194,12 +239,25 @@ def _emitted_path(out_dir: Path) -> Path:
 
 
 def emitted_windows(out_dir: str | Path) -> list[int]:
+    """The windows already written to ``out_dir`` (its ``emitted.json``: a JSON list of window starts)."""
+    from kafka_balancer.files.inputs import read_bytes
+
     p = _emitted_path(Path(out_dir))
-    return sorted(orjson.loads(p.read_bytes())) if p.exists() else []
+    if not p.exists():
+        return []
+    data = read_bytes(p, "--out-dir", "the streaming job's list of emitted windows")
+    try:
+        windows = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        windows = None
+    if not isinstance(windows, list) or not all(isinstance(w, int) and not isinstance(w, bool) for w in windows):
+        raise InputError(f"--out-dir {out_dir}: {p.name} is not a JSON list of window starts (ms)",
+                         hint=f"remove {p} to write every window's snapshot again, or give a new --out-dir")
+    return sorted(windows)
 
 
 def emit_ready_windows(spark: SparkSession, state_dir: str | Path, out_dir: str | Path, cfg: PipelineConfig,
-                       watermark_ms: int | None = None) -> list[int]:
+                       watermark_ms: int | None = None, say: Say | None = None) -> list[int]:
     """Snapshot every closed window not emitted yet; returns the windows emitted now.
 
     A window is closed when its partition aggregates exist and its end is at or below the watermark of
@@ -212,8 +270,7 @@ def emit_ready_windows(spark: SparkSession, state_dir: str | Path, out_dir: str 
     aggs = read_aggregates(spark, state_dir)
     if aggs is None:
         return []
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_dir(out_dir, "--out-dir")
     w_ms = cfg.window_ms
     bound = committed_watermark_ms(state_dir)
     if bound is None:
@@ -245,13 +302,16 @@ def emit_ready_windows(spark: SparkSession, state_dir: str | Path, out_dir: str 
         one = WindowTables(tables.partition_windows.where(mine & in_n), tables.broker_windows.where(mine & in_n),
                            tables.cpu_model, last_n)
         result = finish(one, cfg, cluster)
+        if say is not None:
+            for warning in result.warnings:
+                say(f"warning: window {newest}{'' if len(clusters) == 1 else f' cluster {cluster}'}: {warning}")
         suffix = "" if len(clusters) == 1 else f"-{cluster}"
         snap = snapshot_from_dict(result.snapshot, source=f"window {newest}")
         write_snapshot(snap, out / f"snapshot{suffix}-{newest}.json")
         write_snapshot(snap, out / f"snapshot{suffix}.json")
-        (out / f"report{suffix}-{newest}.json").write_bytes(
-            orjson.dumps(result.report, option=orjson.OPT_INDENT_2))
-    _emitted_path(out).write_bytes(orjson.dumps(sorted(done | set(todo))))
+        write_bytes(out / f"report{suffix}-{newest}.json", orjson.dumps(result.report, option=orjson.OPT_INDENT_2),
+                    "--out-dir")
+    write_bytes(_emitted_path(out), orjson.dumps(sorted(done | set(todo))), "--out-dir")
     # The window tables were stored for this emission only: a job emitting every window for days must
     # not keep each emission's tables.
     tables.release()
@@ -260,27 +320,32 @@ def emit_ready_windows(spark: SparkSession, state_dir: str | Path, out_dir: str 
 
 def run_forever(spark: SparkSession, source: Source, cfg: PipelineConfig, state_dir: str | Path,
                 out_dir: str | Path, lateness_ms: int, poll_s: float = 10.0,
-                on_emit: Callable[[list[int]], None] | None = None, max_polls: int | None = None) -> None:
-    """The ``pipeline --from-kafka`` loop: keep the queries running, emit windows as they close."""
-    job = start(spark, source, cfg, state_dir, lateness_ms, {"processingTime": f"{int(poll_s)} seconds"})
+                on_emit: Callable[[list[int]], None] | None = None, max_polls: int | None = None,
+                say: Say | None = None) -> SkippedRecords:
+    """The ``pipeline --from-kafka`` loop: keep the queries running, emit windows as they close. ``say``
+    gets the warning lines (skipped records, a CPU model on fixed weights). Returns what was skipped."""
+    job = start(spark, source, cfg, state_dir, lateness_ms, {"processingTime": f"{int(poll_s)} seconds"}, say)
     polls = 0
     rows = 0
     try:
         while max_polls is None or polls < max_polls:
             time.sleep(poll_s)
             polls += 1
-            for q in job.queries.values():
+            for q in job.all_queries():
                 if q.exception() is not None:
                     raise RuntimeError(f"streaming query {q.name} failed: {q.exception()}")
             rows += sum(1 for q in job.queries.values() for prog in q.recentProgress
                         if int(prog.get("numInputRows") or 0) > 0)
             wm = job.watermark_ms()
             if wm is not None:
-                new = emit_ready_windows(spark, state_dir, out_dir, cfg, wm)
+                new = emit_ready_windows(spark, state_dir, out_dir, cfg, wm, say)
                 if new and on_emit is not None:
                     on_emit(new)
     finally:
         job.stop()
+    if max_polls is not None and not emitted_windows(out_dir):
+        job.skipped.check_usable(f"the samples topic ({polls} polls)")
     if max_polls is not None and rows == 0 and not emitted_windows(out_dir):
         raise ClusterError(f"no samples arrived in {polls} polls of {poll_s:g} s: nothing to make a snapshot of",
                            hint="check that `kafka-balancer collect --topic` is producing samples to the topic")
+    return job.skipped.total

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from kafka_balancer.model.snapshot import Snapshot
 
 COUNT_STEPS_BASE, COUNT_STEPS_PER_BROKER, COUNT_STEPS_LARGE = 100, 2, 100_000
+COUNT_STEPS_REPLICAS, COUNT_STEPS_MIN = 30_000, 10
 
 
 @dataclass
@@ -47,11 +48,15 @@ class Budget:
 
 
 def count_goal_steps(snap: Snapshot) -> int:
-    """Loop steps per unit of count-goal weight (replica count 4, leader count 3, the others 1): 100 + 2 per
-    live broker up to 200 brokers, then 100,000 ÷ brokers (a step costs more on larger clusters: its
-    candidate ranking passes over the brokers, and topic spread's over every topic and broker). One step
-    moves, or fails to move, one broker's replica or leadership. On the 48-broker comparison cases the goals
-    end by themselves within it (hetero's replica count excepted); on 1,000 brokers it caps them at about
-    what a CPU share of 40 % of the plan used to allow."""
+    """Loop steps per unit of count-goal weight (replica count 4, leader count 3, the others 1).
+
+    100 + 2 per live broker, but at most 100,000 ÷ brokers and 30,000 ÷ replicas per live broker (a step's
+    candidate ranking passes over the brokers and over one broker's replicas), and at least 10. One step
+    moves, or fails to move, one broker's replica or leadership. The 48-broker comparison cases get
+    100 + 2N (their goals mostly end by themselves within it); 1,000 brokers / 100k partitions get 100;
+    1.3M replicas on 270 brokers (4,700 per broker) get 10."""
     n = max(1, int(snap.alive.sum()))
-    return min(COUNT_STEPS_BASE + COUNT_STEPS_PER_BROKER * n, COUNT_STEPS_LARGE // n)
+    per_broker = max(1.0, float((snap.replicas >= 0).sum()) / n)
+    steps = min(COUNT_STEPS_BASE + COUNT_STEPS_PER_BROKER * n, COUNT_STEPS_LARGE // n,
+                int(COUNT_STEPS_REPLICAS // per_broker))
+    return max(COUNT_STEPS_MIN, steps)

@@ -33,6 +33,7 @@ from kafka_balancer.planner.budget import Budget
 from kafka_balancer.planner.state import TOL, State
 
 K_CANDIDATES = 24
+SWAP_CANDIDATES = 512  # per side of a count-goal swap (see _swap_for)
 EXCHANGE_STEPS = 4  # an exchange tries up to X_DESTS brokers with pair matrices: charged as 4 more steps
 D_DESTS = 48
 ROUND = 32  # brokers worked on per ranking in the swap goals
@@ -846,6 +847,12 @@ def _swap_for(st: State, hi: int, resource_guard: bool, gain_of) -> bool:  # typ
         a, b = a_all[ok_a], b[ok_b]
         if a.size == 0:
             continue
+        # on brokers with thousands of replicas the [A, B] pair matrices would take gigabytes: keep the
+        # SWAP_CANDIDATES replicas of each side whose single move gains most (never binds below that size)
+        if a.size > SWAP_CANDIDATES:
+            a = a[np.argsort(-gain_of(st, hi, lo, a, b[:0])[:, -1], kind="stable")[:SWAP_CANDIDATES]]
+        if b.size > SWAP_CANDIDATES:
+            b = b[np.argsort(-gain_of(st, lo, hi, b, b[:0])[:, -1], kind="stable")[:SWAP_CANDIDATES]]
         g = gain_of(st, hi, lo, a, b)  # [A, B+1]
         single_ok = all(bool(gd.replica_ok(st, a, hi, np.array([lo]))[:, 0].all()) for gd in guards
                         if isinstance(gd, ReplicaCountGoal))

@@ -17,6 +17,7 @@ builders in :mod:`.clients` and :mod:`.tls` call :meth:`Secret.reveal`.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -316,6 +317,14 @@ def _versions(props: dict[str, str], bad: Bad) -> tuple[str, ...]:
 def load_settings(path: str | os.PathLike[str], flag: str = "--command-config") -> SecuritySettings:
     """Read and validate a client.properties file; every problem is one :class:`InputError` line."""
     p = Path(path)
+    try:
+        st = os.stat(p)
+    except OSError:
+        st = None  # reported by the read below, in its words
+    if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+        # a named pipe would be waited on for ever, a device read as the settings
+        raise InputError(f"{flag} {p} is not a regular file (a named pipe, device or socket)",
+                         hint="give the client.properties file")
     try:
         data = p.read_bytes()
     except IsADirectoryError:

@@ -93,7 +93,8 @@ def _spec(args: argparse.Namespace) -> GridSpec:
             raise InputError(f"--strategies: unknown protocol {protocol!r} for {assignor}",
                              hint="eager or cooperative, e.g. balanced/eager")
     if any(not 0 <= k < args.consumers for k in kills):
-        raise InputError(f"--kills must be within 0..{args.consumers - 1}", hint="kill fewer consumers")
+        raise InputError(f"--kills must be within 0..{args.consumers - 1} (fewer than --consumers {args.consumers})",
+                         hint="kill fewer consumers, or give more --consumers")
     if args.duration_s <= args.kill_at_s:
         raise InputError("--duration-s must exceed --kill-at-s", hint="e.g. --kill-at-s 20 --duration-s 80")
     if args.session_timeout_ms < args.heartbeat_ms:

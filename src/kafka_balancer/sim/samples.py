@@ -41,6 +41,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from kafka_balancer.files.outputs import ensure_dir, replacing, write_bytes
 from kafka_balancer.model.snapshot import CPU, DISK, NW_IN, NW_OUT, Snapshot
 
 I64 = npt.NDArray[np.int64]
@@ -383,9 +384,10 @@ def _table(cols: dict[str, pa.Array], rtype: str, cluster: str, ts: int) -> pa.T
 
 def write_jsonl(rounds: list[dict[str, pa.Table]] | Iterator[dict[str, pa.Table]], out_dir: str | Path,
                 rounds_per_file: int = 10) -> int:
-    """Write rounds as ``samples-<first ts>-<seq>.jsonl`` files; returns the number of records."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    """Write rounds as ``samples-<first ts>-<seq>.jsonl`` files; returns the number of records. Each file is
+    written through :mod:`kafka_balancer.files.outputs` (a temporary name, then a rename; a folder, pipe or
+    device at a file's name is refused, and nothing else in the folder is touched)."""
+    out = ensure_dir(out_dir, "--out")
     total = 0
     buf: list[bytes] = []
     first_ts: int | None = None
@@ -394,7 +396,7 @@ def write_jsonl(rounds: list[dict[str, pa.Table]] | Iterator[dict[str, pa.Table]
     def flush() -> None:
         nonlocal buf, first_ts, seq
         if buf:
-            (out / f"samples-{first_ts}-{seq:04d}.jsonl").write_bytes(b"".join(buf))
+            write_bytes(out / f"samples-{first_ts}-{seq:04d}.jsonl", b"".join(buf), "--out")
             seq += 1
         buf, first_ts = [], None
 
@@ -415,7 +417,8 @@ def write_jsonl(rounds: list[dict[str, pa.Table]] | Iterator[dict[str, pa.Table]
 
 def write_parquet(rounds: list[dict[str, pa.Table]] | Iterator[dict[str, pa.Table]], out_dir: str | Path,
                   rounds_per_file: int = 8) -> int:
-    """Write rounds as Parquet, one folder per type (``DIR/parquet/<type>/part-<seq>.parquet``)."""
+    """Write rounds as Parquet, one folder per type (``DIR/parquet/<type>/part-<seq>.parquet``), each file
+    through :mod:`kafka_balancer.files.outputs` as :func:`write_jsonl` does."""
     base = Path(out_dir) / "parquet"
     pending: dict[str, list[pa.Table]] = {t: [] for t in RECORD_TYPES}
     seqs = dict.fromkeys(RECORD_TYPES, 0)
@@ -423,10 +426,10 @@ def write_parquet(rounds: list[dict[str, pa.Table]] | Iterator[dict[str, pa.Tabl
 
     def flush(rtype: str) -> None:
         if pending[rtype]:
-            d = base / rtype
-            d.mkdir(parents=True, exist_ok=True)
+            d = ensure_dir(base / rtype, "--out")
             tbl = pa.concat_tables(pending[rtype], promote_options="permissive").drop_columns(["type"])
-            pq.write_table(tbl, d / f"part-{seqs[rtype]:05d}.parquet", compression="snappy")
+            with replacing(d / f"part-{seqs[rtype]:05d}.parquet", "--out") as tmp:
+                pq.write_table(tbl, tmp, compression="snappy")
             seqs[rtype] += 1
             pending[rtype] = []
 

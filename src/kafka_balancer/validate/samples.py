@@ -148,6 +148,12 @@ class SkippedRecords:
     def skipped(self) -> int:
         return self.not_json + self.unknown_version + self.unknown_type + self.no_time
 
+    def __add__(self, other: SkippedRecords) -> SkippedRecords:
+        """The counts of two reads together (a streaming run adds up its micro-batches)."""
+        return SkippedRecords(self.total + other.total, self.not_json + other.not_json,
+                              self.unknown_version + other.unknown_version, self.unknown_type + other.unknown_type,
+                              self.no_time + other.no_time, self.first_file or other.first_file)
+
     def warning(self) -> str | None:
         """One line saying what was skipped, or None."""
         if not self.skipped:
@@ -161,9 +167,11 @@ class SkippedRecords:
         where = f" (one is in {Path(self.first_file).name})" if self.first_file else ""
         return f"skipped {self.skipped:,} of {self.total:,} sample records: {', '.join(parts)}{where}"
 
-    def check_usable(self, samples_dir: str | Path) -> None:
-        """Fail when records were read but none is usable."""
+    def check_usable(self, samples_dir: str | Path, *, source: str | None = None, hint: str | None = None) -> None:
+        """Fail when records were read but none is usable. ``source`` names where they were read (by
+        default the ``*.jsonl`` files of ``samples_dir``)."""
         if self.total and self.skipped == self.total:
-            raise InputError(f"none of the {self.total:,} records in the *.jsonl files of {samples_dir} is a "
-                             f"usable sample: {self.warning()}",
-                             hint="give the folder `kafka-balancer collect --out` wrote (docs/samples-format.md)")
+            where = source or f"the *.jsonl files of {samples_dir}"
+            raise InputError(f"none of the {self.total:,} records in {where} is a usable sample: {self.warning()}",
+                             hint=hint or "give the folder `kafka-balancer collect --out` wrote "
+                                          "(docs/samples-format.md)")

@@ -20,9 +20,11 @@ byte-order mark is accepted (JSON allows readers to skip it); UTF-16 is not.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
+import orjson
 
 from kafka_balancer.errors import InputError
 from kafka_balancer.model.snapshot import NR, RESOURCES, Snapshot, _intern, total_load
@@ -47,7 +49,16 @@ _FIELDS_HINT = "see snapshot-format.md for the fields"
 
 
 def parse_snapshot(data: bytes, source: str) -> Snapshot:
-    """A snapshot file's bytes to a :class:`Snapshot`."""
+    """A snapshot file's bytes to a :class:`Snapshot`.
+
+    Large documents are read a slice of the partition list at a time (``_parse_sliced``): peak memory is
+    then the file's bytes plus one slice's objects, instead of the whole document's (1.3M replicas: about
+    0.7 GB of objects). Anything that does not look like a plain document, and any error at all, goes
+    through the whole-document path, so what is accepted and every error message stay the same."""
+    if len(data) >= SLICED_MIN_BYTES:
+        snap = _parse_sliced(data, source)
+        if snap is not None:
+            return snap
     return snapshot_from_dict(parse_json(data, source, WHAT), source)
 
 
@@ -57,7 +68,62 @@ def snapshot_from_dict(doc: Any, source: str = "snapshot") -> Snapshot:
         return _snapshot(doc, source)
 
 
+SLICED_MIN_BYTES = 8 << 20  # smaller documents are parsed whole
+SLICE_BYTES = 4 << 20  # about 6,000 partitions' JSON per slice
+_PARTS_KEY = re.compile(rb'"partitions"[ \t\r\n]*:[ \t\r\n]*\[')
+_BETWEEN = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*\{")  # end of one element of a list of objects, start of the next
+_WS = b" \t\r\n"
+_INF = float("inf")
+
+
+def _parse_sliced(data: bytes, source: str) -> Snapshot | None:
+    """The snapshot, reading the partition list in slices, or None when the whole-document path must decide
+    (a document whose top-level ``partitions`` list is not last, a slice that is not JSON, any InputError).
+
+    Why a slice split is safe: the document without the list's contents (``head``) parses as an object
+    whose ``partitions`` is ``[]`` only if the matched key is the top-level one; and a slice cut anywhere
+    but between two elements of that list (inside a string, or inside a nested value) leaves a string or
+    a bracket open, so that slice does not parse and the whole-document path takes over."""
+    key = _PARTS_KEY.search(data)
+    e = len(data)
+    while e > 0 and data[e - 1] in _WS:
+        e -= 1
+    end = e - 1  # the closing bracket of the list, before the document's last "}"
+    while end > 0 and data[end - 1] in _WS:
+        end -= 1
+    end -= 1
+    if key is None or data[e - 1 : e] != b"}" or data[end : end + 1] != b"]" or end < key.end():
+        return None
+    start, first = key.start(), key.end()  # the list's contents: data[first:end]
+    try:
+        head = orjson.loads(data[:start] + b'"partitions":[]' + data[end + 1 : e])
+        if not isinstance(head, dict) or head.get("partitions") != []:
+            return None
+        with default_hint(f"give {WHAT}"):
+            reader = _head(head, source)
+            k, offset = first, 0
+            while k < end:
+                m = _BETWEEN.search(data, min(k + SLICE_BYTES, end), end)
+                stop = m.start() + 1 if m is not None else end
+                parts = orjson.loads(b"[" + data[k:stop] + b"]")
+                if not isinstance(parts, list):
+                    return None
+                reader.add(parts, offset)
+                offset += len(parts)
+                k = m.end() - 1 if m is not None else end
+            return reader.finish()
+    except (orjson.JSONDecodeError, InputError):
+        return None
+
+
 def _snapshot(doc: Any, source: str = "snapshot") -> Snapshot:
+    reader = _head(doc, source)
+    reader.add(doc["partitions"], 0)
+    return reader.finish()
+
+
+def _head(doc: Any, source: str) -> _Reader:
+    """Everything but the partitions: version, brokers, name; a reader ready for the partitions."""
     doc = obj(doc, source)
     version = field(doc, "version", source, _FIELDS_HINT)
     if isinstance(version, bool) or version != FORMAT_VERSION:
@@ -65,7 +131,7 @@ def _snapshot(doc: Any, source: str = "snapshot") -> Snapshot:
                          hint=f"this tool reads version {FORMAT_VERSION}; regenerate the snapshot")
     brokers, parts = field(doc, "brokers", source, _FIELDS_HINT), field(doc, "partitions", source, _FIELDS_HINT)
     brokers = array(brokers, f"{source}: 'brokers'", nonempty=True)
-    parts = array(parts, f"{source}: 'partitions'")
+    array(parts, f"{source}: 'partitions'")
     name = doc.get("name")
     if name is not None:
         string(name, f"{source}: name", allow_empty=True)
@@ -102,94 +168,132 @@ def _snapshot(doc: Any, source: str = "snapshot") -> Snapshot:
         racks.append(rack)
         hosts.append(host)
         alive[i] = boolean(b.get("alive", True), f"{where}: alive")
+    return _Reader(source, name, ids, cap, alive, racks, hosts, pos)
 
-    p_count = len(parts)
-    width = 1
-    for pr in parts:
-        reps = pr.get("replicas") if isinstance(pr, dict) else None
-        if isinstance(reps, list):
-            width = max(width, min(len(reps), n + 1))
-    replicas = np.full((p_count, width), -1, dtype=np.int32)
-    leader = np.empty(p_count, dtype=np.int32)
-    tidx = np.empty(p_count, dtype=np.int32)
-    pnum = np.empty(p_count, dtype=np.int32)
-    lload = np.empty((p_count, NR), dtype=np.float64)
-    fload = np.empty((p_count, NR), dtype=np.float64)
-    topics: dict[str, int] = {}
-    seen: set[tuple[str, int]] = set()
-    known = f"known: {', '.join(str(x) for x in sorted(pos))}" if n <= 12 else f"{n} brokers known"
-    for j, pr in enumerate(parts):
-        where = f"{source}: partitions[{j}]"
-        pr = obj(pr, where)
-        topic = string(field(pr, "topic", where, _FIELDS_HINT), f"{where}: topic")
-        num = partition_number(field(pr, "partition", where, _FIELDS_HINT), f"{where}: partition")
-        label = f"{source}: partition {topic}-{num}"
-        key = (topic, num)
-        if key in seen:
-            raise InputError(f"{label} is listed twice", hint="each (topic, partition) appears once")
-        seen.add(key)
-        tidx[j] = topics.setdefault(topic, len(topics))
-        pnum[j] = num
-        reps = field(pr, "replicas", label, _FIELDS_HINT)
-        if not isinstance(reps, list) or not reps:
-            raise InputError(f"{label}: replicas {shown(reps)} must be a non-empty list of broker ids")
-        for k, rb in enumerate(reps):
-            bp = pos.get(rb) if isinstance(rb, int) and not isinstance(rb, bool) else None
-            if bp is None:
+
+class _Reader:
+    """Partitions, validated and turned into arrays one list (or slice of the list) at a time."""
+
+    def __init__(
+        self,
+        source: str,
+        name: str | None,
+        ids: np.ndarray,
+        cap: np.ndarray,
+        alive: np.ndarray,
+        racks: list[str | None],
+        hosts: list[str | None],
+        pos: dict[int, int],
+    ) -> None:
+        self.source, self.name, self.ids, self.cap, self.alive = source, name, ids, cap, alive
+        self.racks, self.hosts, self.pos = racks, hosts, pos
+        n = len(pos)
+        self.known = f"known: {', '.join(str(x) for x in sorted(pos))}" if n <= 12 else f"{n} brokers known"
+        self.topics: dict[str, int] = {}
+        self.seen: set[tuple[str, int]] = set()
+        self.slices: list[tuple[np.ndarray, ...]] = []
+
+    def add(self, parts: list[Any], offset: int) -> None:
+        """Validate and convert ``parts``, the partitions from index ``offset`` on."""
+        source, pos, known, topics, seen = self.source, self.pos, self.known, self.topics, self.seen
+        n = len(pos)
+        p_count = len(parts)
+        width = 1
+        for pr in parts:
+            reps = pr.get("replicas") if isinstance(pr, dict) else None
+            if isinstance(reps, list):
+                width = max(width, min(len(reps), n + 1))
+        replicas = np.full((p_count, width), -1, dtype=np.int32)
+        leader = np.empty(p_count, dtype=np.int32)
+        tidx = np.empty(p_count, dtype=np.int32)
+        pnum = np.empty(p_count, dtype=np.int32)
+        lload = np.empty((p_count, NR), dtype=np.float64)
+        fload = np.empty((p_count, NR), dtype=np.float64)
+        for j, pr in enumerate(parts):
+            where = f"{source}: partitions[{offset + j}]"
+            pr = obj(pr, where)
+            topic = string(field(pr, "topic", where, _FIELDS_HINT), f"{where}: topic")
+            num = partition_number(field(pr, "partition", where, _FIELDS_HINT), f"{where}: partition")
+            label = f"{source}: partition {topic}-{num}"
+            key = (topic, num)
+            if key in seen:
+                raise InputError(f"{label} is listed twice", hint="each (topic, partition) appears once")
+            seen.add(key)
+            tidx[j] = topics.setdefault(topic, len(topics))
+            pnum[j] = num
+            reps = field(pr, "replicas", label, _FIELDS_HINT)
+            if not isinstance(reps, list) or not reps:
+                raise InputError(f"{label}: replicas {shown(reps)} must be a non-empty list of broker ids")
+            for k, rb in enumerate(reps):
+                bp = pos.get(rb) if isinstance(rb, int) and not isinstance(rb, bool) else None
+                if bp is None:
+                    raise InputError(
+                        f"{label}: replicas[{k}] is {shown(rb)}, not a known broker ({known})",
+                        hint=f"add broker {shown(rb)} to 'brokers' or fix the replica list of {topic}-{num}",
+                    )
+                if k >= width:  # more replicas than brokers: one must repeat
+                    break
+                replicas[j, k] = bp
+            if len(set(reps)) != len(reps):
+                dup = next(b for b in reps if reps.count(b) > 1)
+                raise InputError(f"{label}: broker {dup} appears twice in replicas {shown(reps)}",
+                                 hint="a partition has at most one replica per broker")
+            ld = field(pr, "leader", label, _FIELDS_HINT)
+            if ld is None or (ld == -1 and not isinstance(ld, bool)):
+                leader[j] = -1
+            elif isinstance(ld, int) and not isinstance(ld, bool) and ld in reps:
+                leader[j] = pos[ld]
+            else:
                 raise InputError(
-                    f"{label}: replicas[{k}] is {shown(rb)}, not a known broker ({known})",
-                    hint=f"add broker {shown(rb)} to 'brokers' or fix the replica list of {topic}-{num}",
+                    f"{label}: leader {shown(ld)} is not among its replicas {shown(reps)}",
+                    hint="the leader must be one of the replicas (or -1 when the partition is offline)",
                 )
-            if k >= width:  # more replicas than brokers: one must repeat
-                break
-            replicas[j, k] = bp
-        if len(set(reps)) != len(reps):
-            dup = next(b for b in reps if reps.count(b) > 1)
-            raise InputError(f"{label}: broker {dup} appears twice in replicas {shown(reps)}",
-                             hint="a partition has at most one replica per broker")
-        ld = field(pr, "leader", label, _FIELDS_HINT)
-        if ld is None or (ld == -1 and not isinstance(ld, bool)):
-            leader[j] = -1
-        elif isinstance(ld, int) and not isinstance(ld, bool) and ld in reps:
-            leader[j] = pos[ld]
-        else:
-            raise InputError(
-                f"{label}: leader {shown(ld)} is not among its replicas {shown(reps)}",
-                hint="the leader must be one of the replicas (or -1 when the partition is offline)",
-            )
-        load = obj(field(pr, "load", label, _FIELDS_HINT), f"{label}: load")
-        for role, arr in (("leader", lload), ("follower", fload)):
-            rl = field(load, role, f"{label}: load", _FIELDS_HINT)
-            if not isinstance(rl, dict):
-                raise InputError(f"{label}: load.{role} must be an object of cpu, disk, nw_in, nw_out")
-            for r, res in enumerate(RESOURCES):
-                if res not in rl:
-                    raise InputError(f"{label}: load.{role}.{res} is missing")
-                arr[j, r] = number(rl[res], f"{label}: load.{role}.{res}",
-                                   hint="loads are finite numbers >= 0 (snapshot-format.md gives the units)")
+            load = obj(field(pr, "load", label, _FIELDS_HINT), f"{label}: load")
+            for role, arr in (("leader", lload), ("follower", fload)):
+                rl = field(load, role, f"{label}: load", _FIELDS_HINT)
+                if not isinstance(rl, dict):
+                    raise InputError(f"{label}: load.{role} must be an object of cpu, disk, nw_in, nw_out")
+                for r, res in enumerate(RESOURCES):
+                    if res not in rl:
+                        raise InputError(f"{label}: load.{role}.{res} is missing")
+                    v = rl[res]
+                    if type(v) is float and 0.0 <= v < _INF:  # the common case, without building its label
+                        arr[j, r] = v
+                        continue
+                    arr[j, r] = number(v, f"{label}: load.{role}.{res}",
+                                       hint="loads are finite numbers >= 0 (snapshot-format.md gives the units)")
+        self.slices.append((replicas, leader, tidx, pnum, lload, fload))
 
-    rack_idx, rack_names = _intern(racks)
-    host_idx, host_names = _intern(hosts)
-    snap = Snapshot(
-        broker_ids=ids,
-        rack_idx=rack_idx,
-        rack_names=rack_names,
-        host_idx=host_idx,
-        host_names=host_names,
-        alive=alive,
-        capacity=cap,
-        topics=tuple(topics),
-        topic_idx=tidx,
-        partition=pnum,
-        replicas=replicas,
-        rf=(replicas >= 0).sum(axis=1).astype(np.int32),
-        leader=leader,
-        leader_load=lload,
-        follower_load=fload,
-        name=name,
-    )
-    check_magnitudes(snap, source)
-    return snap
+    def finish(self) -> Snapshot:
+        width = max([1] + [sl[0].shape[1] for sl in self.slices])
+        reps = [np.pad(sl[0], ((0, 0), (0, width - sl[0].shape[1])), constant_values=-1) for sl in self.slices]
+        replicas = np.concatenate(reps) if reps else np.full((0, width), -1, dtype=np.int32)
+
+        def cat(k: int, shape: tuple[int, ...], dtype: type) -> np.ndarray:
+            return np.concatenate([sl[k] for sl in self.slices]) if self.slices else np.empty(shape, dtype=dtype)
+
+        rack_idx, rack_names = _intern(self.racks)
+        host_idx, host_names = _intern(self.hosts)
+        snap = Snapshot(
+            broker_ids=self.ids,
+            rack_idx=rack_idx,
+            rack_names=rack_names,
+            host_idx=host_idx,
+            host_names=host_names,
+            alive=self.alive,
+            capacity=self.cap,
+            topics=tuple(self.topics),
+            topic_idx=cat(2, (0,), np.int32),
+            partition=cat(3, (0,), np.int32),
+            replicas=replicas,
+            rf=(replicas >= 0).sum(axis=1).astype(np.int32),
+            leader=cat(1, (0,), np.int32),
+            leader_load=cat(4, (0, NR), np.float64),
+            follower_load=cat(5, (0, NR), np.float64),
+            name=self.name,
+        )
+        check_magnitudes(snap, self.source)
+        return snap
 
 
 def check_magnitudes(snap: Snapshot, source: str) -> None:

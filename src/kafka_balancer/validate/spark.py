@@ -17,7 +17,7 @@ import re
 from kafka_balancer.errors import BalancerError
 
 _MASTER = re.compile(
-    r"^(local|local\[(\d+|\*)(,\d+)?\]|local-cluster\[\d+,\d+,\d+\]|yarn|"
+    r"^(local|local\[([1-9]\d{0,4}|\*)(,\d{1,4})?\]|local-cluster\[\d+,\d+,\d+\]|yarn|"
     r"spark://[A-Za-z0-9.\-_\[\]:]+:\d{1,5}(,[A-Za-z0-9.\-_\[\]:]+:\d{1,5})*|k8s://\S+)$"
 )
 _MEMORY = re.compile(r"^[1-9]\d{0,6}[kmgt]?b?$", re.IGNORECASE)

@@ -103,13 +103,19 @@ def parse_float(text: str, flag: str, *, minimum: float | None = None, maximum: 
     return v
 
 
+MIN_SHARE = 1e-6  # a non-zero share below it means nothing, and dividing by it overflows (1e-320: to inf)
+
+
 def parse_fraction(text: str, flag: str, *, allow_zero: bool = False, allow_one: bool = True) -> float:
-    """A share in (0, 1], or [0, 1] / (0, 1) as asked."""
+    """A share in (0, 1], or [0, 1] / (0, 1) as asked; a share that is not zero is at least 1e-6."""
     lo, hi = ("[" if allow_zero else "("), ("]" if allow_one else ")")
     hint = f"give {flag} a number in {lo}0, 1{hi}, e.g. 0.8"
     v = parse_float(text, flag, hint=hint)
     if v < 0 or v > 1 or (v == 0 and not allow_zero) or (v == 1 and not allow_one):
         raise InputError(f"{flag} must be in {lo}0, 1{hi}, got {text.strip()}", hint=hint)
+    if 0 < v < MIN_SHARE:
+        raise InputError(f"{flag} {text.strip()} is too small: a share is {'0 or ' if allow_zero else ''}at least "
+                         f"{MIN_SHARE:g}", hint=hint)
     return v
 
 
