@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from kafka_balancer.model.snapshot import Snapshot
-from kafka_balancer.planner.count_goals import _leader_exchange_many, _replica_exchange_many
+from kafka_balancer.planner.count_goals.leader_count import _leader_exchange_many
+from kafka_balancer.planner.count_goals.replica_count import _replica_exchange_many
 from kafka_balancer.planner.state import State
 from kafka_balancer.planner.strategies import polish
 from kafka_balancer.sim.cluster import PRESETS, generate

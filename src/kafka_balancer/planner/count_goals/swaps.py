@@ -1,0 +1,108 @@
+"""The swap loop shared by the goals that must not change counts (potential network-out, topic spread): two
+replicas of different partitions trade brokers, within a byte allowance."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kafka_balancer.planner.budget import Budget
+from kafka_balancer.planner.count_goals.base import _dev_cost
+from kafka_balancer.planner.count_goals.replica_count import ReplicaCountGoal
+from kafka_balancer.planner.state import State
+
+SWAP_CANDIDATES = 512  # per side of a count-goal swap (see _swap_for)
+
+
+def _swap_loop(st: State, budget: Budget, resource_guard: bool, pick, gain_of) -> int:  # type: ignore[no-untyped-def]
+    """Swaps (or single moves) between the goal's worst broker and partners, keeping replica counts when
+    a swap is used, the move with the best goal gain per resource disturbance first."""
+    moves = 0
+    stuck: set[int] = set()
+    limit = st.copied + st.swap_allowance  # swaps copy two replicas for a soft goal: bytes are capped
+    while budget.left() and st.copied < limit:
+        # one round: the goal's worst brokers, ranked once (ranking is a pass over every topic and broker)
+        ranked = pick(st, stuck)
+        if not ranked:
+            break
+        progress = False
+        for hi in ranked:
+            if not budget.take() or st.copied >= limit:
+                break
+            if _swap_for(st, hi, resource_guard, gain_of):
+                moves += 1
+                progress = True
+            else:
+                stuck.add(hi)
+        if not progress:
+            break
+    return moves
+
+
+def _swap_for(st: State, hi: int, resource_guard: bool, gain_of) -> bool:  # type: ignore[no-untyped-def]
+    a_all = st.members_arr(hi)
+    a_all = a_all[~st.frozen[a_all]]
+    if a_all.size == 0:
+        return False
+    partners = np.nonzero(st.receive & (np.arange(st.snap.n_brokers) != hi))[0]
+    if partners.size == 0:
+        return False
+    u = (st.load[partners] / st.cap[partners]).max(axis=1)
+    partners = partners[np.argsort(u, kind="stable")[:8]]
+    for lo in partners.tolist():
+        b = st.members_arr(lo)
+        b = b[~st.frozen[b]]
+        # hard constraints and the guards, vectorised; a swap keeps replica counts, so the replica-count
+        # guard applies only to a single move (b = nothing)
+        guards = st.guards
+        st.guards = [gd for gd in guards if not isinstance(gd, ReplicaCountGoal)]
+        try:
+            ok_a = st.dest_masks(a_all, hi, np.array([lo]))[:, 0]
+            ok_b = st.dest_masks(b, lo, np.array([hi]))[:, 0] if b.size else np.zeros(0, dtype=bool)
+        finally:
+            st.guards = guards
+        a, b = a_all[ok_a], b[ok_b]
+        if a.size == 0:
+            continue
+        # on brokers with thousands of replicas the [A, B] pair matrices would take gigabytes: keep the
+        # SWAP_CANDIDATES replicas of each side whose single move gains most (never binds below that size)
+        if a.size > SWAP_CANDIDATES:
+            a = a[np.argsort(-gain_of(st, hi, lo, a, b[:0])[:, -1], kind="stable")[:SWAP_CANDIDATES]]
+        if b.size > SWAP_CANDIDATES:
+            b = b[np.argsort(-gain_of(st, lo, hi, b, b[:0])[:, -1], kind="stable")[:SWAP_CANDIDATES]]
+        g = gain_of(st, hi, lo, a, b)  # [A, B+1]
+        single_ok = all(bool(gd.replica_ok(st, a, hi, np.array([lo]))[:, 0].all()) for gd in guards
+                        if isinstance(gd, ReplicaCountGoal))
+        if not single_ok:
+            g[:, -1] = -np.inf
+        if not (g > 1e-12).any():
+            continue
+        la = np.where((st.ldr[a] == hi)[:, None], st.L[a], st.F[a])
+        lb = np.vstack([np.where((st.ldr[b] == lo)[:, None], st.L[b], st.F[b]), np.zeros((1, 4))])
+        net = la[:, None, :] - lb[None, :, :]
+        new_h = st.load[hi] - net
+        new_l = st.load[lo] + net
+        ok = g > 1e-12
+        if resource_guard:
+            ok &= ~st.violation_grows(st.load[hi] / st.cap[hi], new_h / st.cap[hi])
+            ok &= ~st.violation_grows(st.load[lo] / st.cap[lo], new_l / st.cap[lo])
+        if not ok.any():
+            continue
+        cost = (_dev_cost(st, new_h, st.cap[hi]) - _dev_cost(st, st.load[hi], st.cap[hi])) + (
+            _dev_cost(st, new_l, st.cap[lo]) - _dev_cost(st, st.load[lo], st.cap[lo])
+        )
+        score = np.where(ok, g - 10.0 * np.maximum(cost, 0.0), -np.inf)
+        for k in np.argsort(-score, axis=None, kind="stable")[:8].tolist():
+            i, j = divmod(k, score.shape[1])
+            if not np.isfinite(score[i, j]):
+                break
+            pa = int(a[i])
+            pb = int(b[j]) if j < b.size else -1
+            if not st.pair_within_budget(pa, hi, lo, pb):
+                continue
+            if (pb >= 0 and np.any(st.rep[pb] == hi)) or np.any(st.rep[pa] == lo):
+                continue
+            st.move_replica(pa, hi, lo)
+            if pb >= 0:
+                st.move_replica(pb, lo, hi)
+            return True
+    return False
