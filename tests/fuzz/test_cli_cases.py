@@ -250,6 +250,12 @@ CASES: list[C] = [
     (["pipeline", "--samples", "{d}", "--out", "{d}/o.json", "--state", "/dev/null"], 2, "--state applies to"),
     (["pipeline", "--samples", "{d}", "--out", "{d}/o.json", "--out-dir", "{d}/x"], 2, "--out-dir applies"),
     (["workload", "--local-cluster", "/dev/null"], 2, "--local-cluster /dev/null"),
+    # the sweep's second seed (2027): an empty list item, an empty or tiny capacity
+    ([*PLAN_ARGS, "--out", "{d}/p.json", "--demote-brokers", "1,,2"], 2, "--demote-brokers '1,,2': an empty entry"),
+    (["fleet", "--snapshots", "{d}", "--out", "{d}/o/f", "--epss", "0.1,"], 2, "--epss '0.1,': an empty entry"),
+    ([*SNAP_ARGS, "--capacity", ""], 2, "--capacity is empty"),
+    ([*SNAP_ARGS, "--capacity", "disk=5e-324"], 2, "--capacity: capacity disk must be a finite number of at least"),
+    ([*SK, "--capacity", "5e-324"], 2, "--capacity must be between 0.001 and 1e+09"),
     (["serve", "--local-cluster", "/dev/null"], 2, "--local-cluster /dev/null"),
     (["group", "doctor", "--config", "{d}/nosuch.properties", "--processing-ms", "1e306"], 2, "--processing-ms"),
     (["serve", "--bootstrap", "nohost"], 2, "--bootstrap"),

@@ -167,6 +167,10 @@ def test_classes_found_by_the_bad_input_sweep(tmp_path: Path) -> None:
     loop = tmp_path / "loop"
     loop.symlink_to(loop)
     check(run_cli(["plan", "--snapshot", str(snap), "--out", str(loop)], watch=[tmp_path]), 2, ["--out", "loop"])
+    for argv in (["collect", "--bootstrap", "127.0.0.1:1", "--rounds", "1", "--out", str(tmp_path / "o")],
+                 ["serve", "--bootstrap", "127.0.0.1:1", "--dry-run", "--port", "1"]):  # the sweep's second seed
+        check(run_cli([*argv, "--local-cluster", str(loop)], watch=[tmp_path]), 2,
+              ["--local-cluster", "symbolic link loop"])
     assert loop.is_symlink()
     fifo = tmp_path / "client.properties"
     os.mkfifo(fifo)

@@ -10,16 +10,14 @@ from kafka_balancer.cli.options import add_goal_options, check_output_dir, durat
 from kafka_balancer.errors import InputError
 from kafka_balancer.files.outputs import replacing
 from kafka_balancer.validate.spark import check_master
-from kafka_balancer.validate.values import parse_fraction
+from kafka_balancer.validate.values import list_items, parse_fraction
 
 MAX_GRID = 100  # values per θ or ε grid
 
 
 def _floats(name: str, *, allow_one: bool) -> Any:
     def parse(text: str) -> list[float]:
-        vals = [parse_fraction(x, name, allow_one=allow_one) for x in text.split(",") if x.strip()]
-        if not vals:
-            raise InputError(f"{name} is empty", hint=f"e.g. {name} 0.6,0.8")
+        vals = [parse_fraction(x, name, allow_one=allow_one) for x in list_items(text, name, f"e.g. {name} 0.6,0.8")]
         if len(vals) > MAX_GRID:
             raise InputError(f"{name} has {len(vals)} values (at most {MAX_GRID})", hint="sweep a coarser grid")
         return vals

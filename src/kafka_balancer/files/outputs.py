@@ -53,7 +53,7 @@ def _stat(p: Path, flag: str | None = None) -> os.stat_result | None:
                          hint="check the path and its permissions") from None
 
 
-def _resolved(path: str | Path, flag: str) -> Path:
+def resolve_path(path: str | Path, flag: str) -> Path:
     """``path`` with symbolic links and ``..`` resolved; a link loop or a path too long is an InputError."""
     try:
         return Path(path).resolve()
@@ -115,12 +115,12 @@ def _inside(child: Path, folder: Path) -> bool:
 def refuse_overlap(flag: str, path: str | Path, inputs: Iterable[Named], *, is_dir: bool = False) -> None:
     """An output that is one of the run's inputs, lies inside an input folder, or (an output folder) holds an
     input, is refused: the run would overwrite what it reads."""
-    out = _resolved(path, flag)
+    out = resolve_path(path, flag)
     out_st = _stat(out, flag)
     for in_flag, in_path in inputs:
         if in_path is None or str(in_path) == "-":
             continue
-        inp = _resolved(in_path, in_flag)
+        inp = resolve_path(in_path, in_flag)
         in_st = _stat(inp, in_flag)
         same = out == inp or (out_st is not None and in_st is not None and _same_file(out_st, in_st))
         if same:
@@ -140,7 +140,7 @@ def distinct_outputs(outputs: Iterable[Named]) -> None:
     for flag, path in outputs:
         if path is None or str(path) == STDOUT:
             continue
-        p = _resolved(path, flag)
+        p = resolve_path(path, flag)
         if p in seen:
             raise InputError(f"{flag} {path} is also {seen[p]}: one would overwrite the other",
                              hint=f"give {flag} its own path")
@@ -209,7 +209,7 @@ def _target(path: str | Path, flag: str) -> Path:
     """The file a write replaces: a symbolic link is followed (the link stays, its file is updated)."""
     p = Path(path)
     if p.is_symlink():
-        p = _resolved(p, flag)
+        p = resolve_path(p, flag)
     st = _stat(p, flag)
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise InputError(f"{flag} {path} is {_kind(st.st_mode)}, not a regular file", hint=f"give {flag} a file name")

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs
 from kafka_balancer.errors import ClusterError, InputError
+from kafka_balancer.files.outputs import resolve_path
 from kafka_balancer.localcluster import processes, secure
 from kafka_balancer.localcluster.spec import (
     JMX_EXPORTER_CONFIG,
@@ -91,7 +92,7 @@ class LocalCluster:
         java: str = "java",
         log: Callable[[str], None] | None = None,
     ) -> None:
-        self.state_dir = Path(state_dir).resolve()
+        self.state_dir = resolve_path(state_dir, "--state-dir")  # a link loop is one line naming the flag
         self.java = java
         self._log = log or (lambda _msg: None)
         self.base_port = base_port
@@ -443,7 +444,8 @@ def open_cluster(state_dir: Path, flag: str = "--state-dir") -> LocalCluster:
     except InputError as exc:
         if flag == "--state-dir" or not exc.message.startswith("--state-dir "):
             raise
-        raise InputError(flag + exc.message[len("--state-dir"):], hint=exc.hint) from None
+        hint = exc.hint.replace("--state-dir", flag) if exc.hint else exc.hint
+        raise InputError(flag + exc.message[len("--state-dir"):], hint=hint) from None
     if not c.exists:
         raise InputError(
             f"{'' if flag == '--state-dir' else flag + ': '}no local cluster in {Path(state_dir).resolve()}",

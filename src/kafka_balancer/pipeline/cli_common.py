@@ -32,7 +32,11 @@ def _ratio(name: str) -> Any:
 
 
 def _capacity_text(text: str) -> str:
-    """--capacity checked when parsed (the error names the flag); passed on as given."""
+    """--capacity checked when parsed (the error names the flag); passed on as given. Given empty, it is
+    refused (left out, the defaults apply)."""
+    if not text.strip():
+        raise InputError("--capacity is empty",
+                         hint="e.g. --capacity cpu=100,disk=5e11, or leave it out for the defaults")
     try:
         parse_capacity(text)
     except InputError as exc:
@@ -53,7 +57,7 @@ def add_window_options(p: argparse.ArgumentParser) -> None:
                    help="a partition counts with this many valid windows (default: half of --windows)")
     p.add_argument("--min-valid-ratio", type=_ratio("--min-valid-ratio"), default=0.95,
                    help="fail when fewer partitions than this share count (default 0.95)")
-    p.add_argument("--capacity", type=_capacity_text, default="",
+    p.add_argument("--capacity", type=_capacity_text, default=None,
                    help="broker capacity for every broker, e.g. cpu=100,disk=5e11,nw_in=1.25e8,nw_out=1.25e8 "
                         "(defaults: cpu 100, disk 1e12 B, network 1.25e8 B/s)")
     p.add_argument("--capacities", default=None,
@@ -107,7 +111,7 @@ def capacities_from_args(
     from kafka_balancer.pipeline.config import DEFAULT_CAPACITY
 
     given = {part.split("=", 1)[0].strip() for part in str(args.capacity or "").split(",") if part.strip()}
-    parsed = parse_capacity(args.capacity)
+    parsed = parse_capacity(args.capacity or "")
     flag = {k: parsed[k] for k in given if k in parsed}
     file_default: dict[str, float] = {}
     per_broker: dict[int, dict[str, float]] = {}

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 
 from kafka_balancer.errors import InputError
 from kafka_balancer.model.snapshot import RESOURCES
+from kafka_balancer.validate.values import list_items
 
+MIN_CAPACITY = 1e-6  # below it a capacity means nothing, and loads divided by it overflow
 DEFAULT_CAPACITY: dict[str, float] = {"cpu": 100.0, "disk": 1.0e12, "nw_in": 1.25e8, "nw_out": 1.25e8}
 
 
@@ -55,7 +57,9 @@ def parse_duration_ms(text: str) -> int:
 def parse_capacity(text: str) -> dict[str, float]:
     """'cpu=100,disk=5e11,nw_in=1.25e8,nw_out=1.25e8' (any subset) over the defaults."""
     out = dict(DEFAULT_CAPACITY)
-    for part in filter(None, (p.strip() for p in text.split(","))):
+    if not text.strip():
+        return out
+    for part in list_items(text, "--capacity", "e.g. --capacity cpu=100,disk=5e11"):
         key, _, val = part.partition("=")
         if key not in RESOURCES:
             raise InputError(f"unknown capacity resource {key!r} in {text!r}", hint=f"use {', '.join(RESOURCES)}")
@@ -63,7 +67,7 @@ def parse_capacity(text: str) -> dict[str, float]:
             out[key] = float(val)
         except ValueError:
             raise InputError(f"capacity {key}={val!r} is not a number") from None
-        if not math.isfinite(out[key]) or out[key] <= 0:
-            raise InputError(f"capacity {key} must be a finite positive number, got {val}",
+        if not math.isfinite(out[key]) or out[key] < MIN_CAPACITY:
+            raise InputError(f"capacity {key} must be a finite number of at least {MIN_CAPACITY:g}, got {val}",
                              hint="e.g. --capacity cpu=100,disk=5e11")
     return out

@@ -93,8 +93,11 @@ def _plan_snapshot_group(theta: float, eps: float, time_limit: float, pdf: pd.Da
 
 def plan_fleet(snapshots: DataFrame, theta: float = 0.8, eps: float = 0.1, time_limit: float = 60.0) -> DataFrame:
     """``snapshots``: columns ``cluster`` (label) and ``snapshot`` (the JSON text)."""
-    fn = partial(_plan_snapshot_group, theta, eps, time_limit)
-    return snapshots.groupBy("cluster").applyInPandas(fn, schema=FLEET_SCHEMA)
+    def plan_group(pdf: pd.DataFrame) -> pd.DataFrame:
+        # a function, not a functools.partial: PySpark reads the body's type hints and warns on a partial
+        return _plan_snapshot_group(theta, eps, time_limit, pdf)
+
+    return snapshots.groupBy("cluster").applyInPandas(plan_group, schema=FLEET_SCHEMA)
 
 
 # --- what-if sweeps -------------------------------------------------------------------------------

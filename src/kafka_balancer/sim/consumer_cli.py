@@ -39,8 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="Zipf exponent of partition rates")
     p.add_argument("--utilisation", type=number("--utilisation", maximum=100.0), default=d.utilisation,
                    help="total arrival rate / total capacity of all consumers")
-    p.add_argument("--capacity", type=number("--capacity", maximum=1e9), default=d.capacity,
-                   help="messages/s per consumer")
+    p.add_argument("--capacity", type=number("--capacity", minimum=1e-3, inclusive=True, maximum=1e9),
+                   default=d.capacity, help="messages/s per consumer (0.001 to 1e9)")
     p.add_argument("--kills", type=int_list("--kills", minimum=0), default=(0, 1, 2, 3, 4, 5),
                    help="comma-separated numbers of consumers to kill")
     p.add_argument("--strategies", default=",".join(f"{a}/{p}" for a, p in VARIANTS),

@@ -188,13 +188,22 @@ def parse_size(text: str, flag: str, *, maximum: int = MAX_SIZE, per_second: boo
     return int(v)
 
 
+def list_items(text: str, flag: str, hint: str) -> list[str]:
+    """The stripped items of a comma-separated list; an empty list, or an empty item (``1,,2``, ``1,``), is
+    refused: a doubled or trailing comma is usually a value that went missing."""
+    items = [p.strip() for p in text.split(",")]
+    if not any(items):
+        raise InputError(f"{flag} is empty", hint=hint)
+    if not all(items):
+        raise InputError(f"bad {flag} {_shown(text)}: an empty entry between commas", hint=hint)
+    return items
+
+
 def parse_int_list(text: str, flag: str, *, minimum: int | None = None, maximum: int | None = None,
                    unique: bool = True, hint: str | None = None) -> tuple[int, ...]:
-    """Comma-separated whole numbers (``0,1,2``); empty items are ignored, an empty list is refused."""
+    """Comma-separated whole numbers (``0,1,2``); an empty list or an empty item is refused."""
     hint = hint or f"give {flag} comma-separated whole numbers, e.g. 1,2,3"
-    items = [s for s in (p.strip() for p in text.split(",")) if s]
-    if not items:
-        raise InputError(f"{flag} is empty", hint=hint)
+    items = list_items(text, flag, hint)
     vals = tuple(parse_int(s, flag, minimum=minimum, maximum=maximum, hint=hint) for s in items)
     if unique and len(set(vals)) != len(vals):
         dup = next(v for v in vals if vals.count(v) > 1)
@@ -210,11 +219,9 @@ def parse_broker_ids(text: str, flag: str) -> tuple[int, ...]:
 
 def parse_float_list(text: str, flag: str, *, minimum: float | None = None, maximum: float | None = None,
                      inclusive: bool = True, hint: str | None = None) -> tuple[float, ...]:
-    """Comma-separated finite numbers within the bounds; an empty list is refused."""
+    """Comma-separated finite numbers within the bounds; an empty list or an empty item is refused."""
     hint = hint or f"give {flag} comma-separated numbers, e.g. 0.1,0.2"
-    items = [s for s in (p.strip() for p in text.split(",")) if s]
-    if not items:
-        raise InputError(f"{flag} is empty", hint=hint)
+    items = list_items(text, flag, hint)
     return tuple(parse_float(s, flag, minimum=minimum, maximum=maximum, inclusive=inclusive, hint=hint)
                  for s in items)
 
@@ -282,7 +289,7 @@ def parse_id_map(text: str, flag: str, *, value: Callable[[int, str], str] | Non
     """``1=a,2=b``: broker id to a text value; ``value(id, v)`` may check or rewrite each value."""
     hint = f"e.g. {flag} 1=hostA,2=hostB"
     out: dict[int, str] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
+    for part in list_items(text, flag, hint) if text.strip() else []:
         k, sep, v = part.partition("=")
         if not sep or not v.strip():
             raise InputError(f"{flag}: expected ID=VALUE pairs, got {_shown(part)}", hint=hint)
