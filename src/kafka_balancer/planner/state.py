@@ -11,6 +11,7 @@ import numpy as np
 
 from kafka_balancer.model.snapshot import NW_OUT, Derived, FloatArr, Snapshot
 from kafka_balancer.planner.constraints import Constraints, Resolved, resolve
+from kafka_balancer.planner import scalar_judge
 from kafka_balancer.planner.goals import (
     CapacityGoal,
     DistributionGoal,
@@ -56,6 +57,7 @@ class State:
         self.polishing = False  # see judge()
         self.byte_budget = float("inf")  # bytes replica moves may still copy (lowered by each move)
         self.min_gain_per_byte = 0.0  # polishing: a move must lower the squared deviation this much per byte
+        self._bands: scalar_judge.Bands | None = None  # the goals as Python floats (scalar_judge)
         self.snap = snap
         self.rep = snap.replicas.copy()
         self.ldr = snap.leader.copy()
@@ -159,11 +161,22 @@ class State:
         for b, delta in changes:
             if not self.alive[b]:
                 continue
-            bad, g = self.judge(self.load[b] / self.cap[b], (self.load[b] + delta) / self.cap[b])
+            us = scalar_judge.utils(self, b, delta)
+            if us is None:
+                bad, g = self.judge(self.load[b] / self.cap[b], (self.load[b] + delta) / self.cap[b])
+            else:
+                bad, g = scalar_judge.judge(self, scalar_judge.bands(self), *us)
             if bad:
                 return None
             gain += float(g)
         return gain if gain > 1e-9 else None
+
+    def grows_at(self, b: int, delta: FloatArr) -> bool:
+        """Would adding ``delta`` to broker ``b``'s load make any of its violations grow?"""
+        us = scalar_judge.utils(self, b, delta)
+        if us is None:
+            return bool(self.violation_grows(self.load[b] / self.cap[b], (self.load[b] + delta) / self.cap[b]))
+        return scalar_judge.grows(scalar_judge.bands(self), *us)
 
     # -- hard constraints -----------------------------------------------------------------------
     def dest_mask(self, p: int, src: int) -> np.ndarray:

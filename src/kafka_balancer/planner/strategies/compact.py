@@ -18,7 +18,7 @@ from kafka_balancer.planner.state import State
 
 
 def _harmless(st: State, b: int, delta: np.ndarray) -> bool:
-    return not st.alive[b] or not st.violation_grows(st.load[b] / st.cap[b], (st.load[b] + delta) / st.cap[b])
+    return not st.alive[b] or not st.grows_at(b, delta)
 
 
 def compact(st: State, max_passes: int = 3) -> int:
