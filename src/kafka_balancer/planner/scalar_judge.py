@@ -38,7 +38,7 @@ def _ltr_sum(xs: list[float]) -> float:
 class Bands:
     """The goals' per-resource numbers as Python floats, rebuilt when a goal object is replaced."""
 
-    __slots__ = ("cap_goal", "dist_goal", "target_arr", "theta", "active", "hi", "lo", "inv", "target")
+    __slots__ = ("active", "cap_goal", "dist_goal", "hi", "inv", "lo", "target", "target_arr", "theta")
 
     def __init__(self, st: State) -> None:
         self.cap_goal = st.capacity_goal
@@ -73,7 +73,7 @@ def violation(bd: Bands, u: list[float]) -> list[float]:
     cap = capacity_violation(bd, u)
     if not bd.active:
         return [c + 0.0 for c in cap]
-    return [c + max(max(x - h, lo - x), 0.0) * s for c, x, h, lo, s in zip(cap, u, bd.hi, bd.lo, bd.inv)]
+    return [c + max(max(x - h, lo - x), 0.0) * s for c, x, h, lo, s in zip(cap, u, bd.hi, bd.lo, bd.inv, strict=True)]
 
 
 def utils(st: State, b: int, delta: np.ndarray) -> tuple[list[float], list[float]] | None:
@@ -86,20 +86,20 @@ def utils(st: State, b: int, delta: np.ndarray) -> tuple[list[float], list[float
     d: list[float] = np.asarray(delta, dtype=np.float64).tolist()
     if len(d) != len(load):
         return None
-    return [x / c for x, c in zip(load, cap)], [(x + e) / c for x, e, c in zip(load, d, cap)]
+    return [x / c for x, c in zip(load, cap, strict=True)], [(x + e) / c for x, e, c in zip(load, d, cap, strict=True)]
 
 
 def grows(bd: Bands, u0: list[float], u1: list[float]) -> bool:
     """``State.violation_grows`` for one broker."""
     g0, g1 = violation(bd, u0), violation(bd, u1)
-    return any(b > max(a, TOL) + TOL for a, b in zip(g0, g1))
+    return any(b > max(a, TOL) + TOL for a, b in zip(g0, g1, strict=True))
 
 
 def judge(st: State, bd: Bands, u0: list[float], u1: list[float]) -> tuple[bool, float]:
     """``State.judge`` for one broker: (breaks a goal that held, drop of cost)."""
     if st.polishing:
-        c0 = [_sq((x - t) / t) if t > 0 else 0.0 for x, t in zip(u0, bd.target)]
-        c1 = [_sq((x - t) / t) if t > 0 else 0.0 for x, t in zip(u1, bd.target)]
+        c0 = [_sq((x - t) / t) if t > 0 else 0.0 for x, t in zip(u0, bd.target, strict=True)]
+        c1 = [_sq((x - t) / t) if t > 0 else 0.0 for x, t in zip(u1, bd.target, strict=True)]
         return grows(bd, u0, u1), _ltr_sum(c0) - _ltr_sum(c1)
     if st.relaxed:
         g0, g1 = capacity_violation(bd, u0), capacity_violation(bd, u1)
@@ -108,5 +108,5 @@ def judge(st: State, bd: Bands, u0: list[float], u1: list[float]) -> tuple[bool,
     else:
         g0, g1 = violation(bd, u0), violation(bd, u1)
         c0, c1 = g0, g1
-    bad = any(a <= TOL and b > TOL for a, b in zip(g0, g1))
+    bad = any(a <= TOL and b > TOL for a, b in zip(g0, g1, strict=True))
     return bad, _ltr_sum(c0) - _ltr_sum(c1)

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kafka_balancer.model.snapshot import NW_OUT, Derived, FloatArr, Snapshot
-from kafka_balancer.planner.constraints import Constraints, Resolved, resolve
 from kafka_balancer.planner import scalar_judge
+from kafka_balancer.planner.constraints import Constraints, Resolved, resolve
 from kafka_balancer.planner.goals import (
     CapacityGoal,
     DistributionGoal,
@@ -163,12 +163,13 @@ class State:
                 continue
             us = scalar_judge.utils(self, b, delta)
             if us is None:
-                bad, g = self.judge(self.load[b] / self.cap[b], (self.load[b] + delta) / self.cap[b])
+                bad_a, g_a = self.judge(self.load[b] / self.cap[b], (self.load[b] + delta) / self.cap[b])
+                bad, g = bool(bad_a), float(g_a)
             else:
                 bad, g = scalar_judge.judge(self, scalar_judge.bands(self), *us)
             if bad:
                 return None
-            gain += float(g)
+            gain += g
         return gain if gain > 1e-9 else None
 
     def grows_at(self, b: int, delta: FloatArr) -> bool:
