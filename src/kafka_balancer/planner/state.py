@@ -13,6 +13,7 @@ from kafka_balancer.model.snapshot import NW_OUT, Derived, FloatArr, Snapshot
 from kafka_balancer.planner import scalar_judge
 from kafka_balancer.planner.constraints import Constraints, Resolved, resolve
 from kafka_balancer.planner.goals import (
+    CAPACITY_WEIGHT,
     CapacityGoal,
     DistributionGoal,
     HostSpreadGoal,
@@ -107,7 +108,21 @@ class State:
         return self.load[b] / self.cap[b]
 
     def violation_of(self, util: FloatArr) -> FloatArr:
-        return self.capacity_goal.violation(util) + self.distribution_goal.violation(util)
+        """``capacity_goal.violation(util) + distribution_goal.violation(util)``, the same operations in
+        the same order, in place (three arrays instead of eight: this runs on every candidate move)."""
+        theta = self.capacity_goal.theta
+        v = np.subtract(util, theta)
+        np.maximum(0.0, v, out=v)
+        v /= theta
+        v *= CAPACITY_WEIGHT
+        dg = self.distribution_goal
+        if dg.active:
+            w = np.subtract(util, dg.hi)
+            np.maximum(w, np.subtract(dg.lo, util), out=w)
+            np.maximum(w, 0.0, out=w)
+            w *= dg.inv_scale
+            v += w
+        return v
 
     def violations(self) -> FloatArr:
         """Violation per (broker, resource); 0 on dead brokers and on pairs provably out of reach."""
