@@ -75,6 +75,7 @@ class State:
         self.byte_floor = float(self.disk_bytes.mean()) + 1.0 if snap.n_partitions else 1.0
         n = snap.n_brokers
         self.members: list[set[int]] = [set(r.tolist()) for r in view.rows_by_broker]
+        self._members_arr: dict[int, np.ndarray] = {}  # members_arr's cache
         self.rcount = view.replica_counts.copy()
         self.lcount = np.bincount(self.ldr[self.ldr >= 0], minlength=n).astype(np.int64)
         self.potential = view.potential_nw_out.copy()  # nw_out each broker would serve if all its replicas led
@@ -326,6 +327,8 @@ class State:
         self.load[dst] += delta
         self.members[src].discard(p)
         self.members[dst].add(p)
+        self._members_arr.pop(src, None)
+        self._members_arr.pop(dst, None)
         self.replica_moves += 1
         self.byte_budget -= float(self.disk_bytes[p])
 
@@ -340,8 +343,14 @@ class State:
         self.leader_moves += 1
 
     def leaders_of(self, b: int) -> np.ndarray:
-        m = np.fromiter(self.members[b], dtype=np.int64, count=len(self.members[b]))
+        m = self.members_arr(b)
         return m[self.ldr[m] == b]
 
     def members_arr(self, b: int) -> np.ndarray:
-        return np.fromiter(self.members[b], dtype=np.int64, count=len(self.members[b]))
+        """Partitions with a replica on ``b`` (in the set's order), read-only: kept until a move touches ``b``."""
+        m = self._members_arr.get(b)
+        if m is None:
+            m = np.fromiter(self.members[b], dtype=np.int64, count=len(self.members[b]))
+            m.flags.writeable = False
+            self._members_arr[b] = m
+        return m
