@@ -36,7 +36,8 @@ def compact(st: State, max_passes: int = 3) -> int:
             p, src = int(rows[k]), int(new[rows[k], cols[k]])
             if st.rep[p, cols[k]] != src:
                 continue
-            left = [int(b) for b in old[p] if b >= 0 and int(b) not in st.rep[p] and st.alive[b]]
+            now = st.rep[p].tolist()
+            left = [b for b in old[p].tolist() if b >= 0 and b not in now and st.alive[b]]
             for dst in left:
                 delta = st.role_load(p, src)
                 if not st.spread_ok(p, src, dst):
