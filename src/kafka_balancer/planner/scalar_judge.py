@@ -28,7 +28,7 @@ def _sq(x: float) -> float:
     return x * x  # numpy's ``a ** 2`` is ``a * a``
 
 
-def _ltr_sum(xs: list[float]) -> float:
+def ltr_sum(xs: list[float]) -> float:
     s = xs[0]
     for x in xs[1:]:
         s += x
@@ -89,6 +89,12 @@ def utils(st: State, b: int, delta: np.ndarray) -> tuple[list[float], list[float
     return [x / c for x, c in zip(load, cap, strict=True)], [(x + e) / c for x, e, c in zip(load, d, cap, strict=True)]
 
 
+def keeps(bd: Bands, u0: list[float], u1: list[float]) -> bool:
+    """No violation appears and the total does not grow (``tighten``'s test, for one broker)."""
+    v0, v1 = violation(bd, u0), violation(bd, u1)
+    return not any(a <= TOL and b > TOL for a, b in zip(v0, v1, strict=True)) and ltr_sum(v1) <= ltr_sum(v0) + TOL
+
+
 def grows(bd: Bands, u0: list[float], u1: list[float]) -> bool:
     """``State.violation_grows`` for one broker."""
     g0, g1 = violation(bd, u0), violation(bd, u1)
@@ -100,7 +106,7 @@ def judge(st: State, bd: Bands, u0: list[float], u1: list[float]) -> tuple[bool,
     if st.polishing:
         c0 = [_sq((x - t) / t) if t > 0 else 0.0 for x, t in zip(u0, bd.target, strict=True)]
         c1 = [_sq((x - t) / t) if t > 0 else 0.0 for x, t in zip(u1, bd.target, strict=True)]
-        return grows(bd, u0, u1), _ltr_sum(c0) - _ltr_sum(c1)
+        return grows(bd, u0, u1), ltr_sum(c0) - ltr_sum(c1)
     if st.relaxed:
         g0, g1 = capacity_violation(bd, u0), capacity_violation(bd, u1)
         c0 = [v * v for v in violation(bd, u0)]
@@ -109,4 +115,4 @@ def judge(st: State, bd: Bands, u0: list[float], u1: list[float]) -> tuple[bool,
         g0, g1 = violation(bd, u0), violation(bd, u1)
         c0, c1 = g0, g1
     bad = any(a <= TOL and b > TOL for a, b in zip(g0, g1, strict=True))
-    return bad, _ltr_sum(c0) - _ltr_sum(c1)
+    return bad, ltr_sum(c0) - ltr_sum(c1)
