@@ -241,9 +241,10 @@ class State:
         """May a replica of ``p`` move from ``src`` to ``dst``: hard constraints, the operator's modes, the
         budget and the guarded goals."""
         row = self.rep[p]
+        if dst in row.tolist() or (self.frozen[p] and self.alive[src]):
+            return False
         # a replica may always go back to a live broker that held it (an undo is not a new placement)
-        home = bool(self.alive[dst]) and bool((self.snap.replicas[p] == dst).any())
-        if not (self.receive[dst] or home) or dst in row or (self.frozen[p] and self.alive[src]):
+        if not (self.receive[dst] or (self.alive[dst] and dst in self.snap.replicas[p].tolist())):
             return False
         if self.ldr[p] == src and not self.may_lead[dst]:
             return False
@@ -251,6 +252,8 @@ class State:
             return False
         if self.budgeted and not self.budget_mask(np.array([p]), src, np.array([dst]))[0, 0]:
             return False
+        if not self.guards:
+            return True
         parts, dests = np.array([p]), np.array([dst])
         return all(bool(g.replica_ok(self, parts, src, dests)[0, 0]) for g in self.guards)
 
