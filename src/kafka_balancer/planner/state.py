@@ -133,7 +133,7 @@ class State:
             v[b, r] = 0.0
         return v
 
-    def judge(self, util0: FloatArr, util1: FloatArr) -> tuple[np.ndarray, np.ndarray]:
+    def judge(self, util0: FloatArr, util1: FloatArr, v0: FloatArr | None = None) -> tuple[np.ndarray, np.ndarray]:
         """For utilisations before and after a change (last axis: resources, broadcastable): does the
         change break a goal that held, and how much does it lower the cost?
 
@@ -142,25 +142,31 @@ class State:
         squared violations, so an excess that cannot vanish is spread out instead of sitting on one broker.
         Polishing mode, once every goal holds: no goal may break, cost = the sum over resources of the
         squared relative deviation from the ideal utilisation, so σ keeps falling on every resource.
+
+        ``v0``, when given, is ``violation_of(util0)`` already computed (it is element-wise, so a caller
+        judging many moves onto the same brokers computes it once per broker and gathers the rows).
         """
         if self.polishing:
             t = self.target
             safe = np.where(t > 0, t, 1.0)
             c0 = np.where(t > 0, (util0 - t) / safe, 0.0) ** 2
             c1 = np.where(t > 0, (util1 - t) / safe, 0.0) ** 2
-            return self.violation_grows(util0, util1), c0.sum(axis=-1) - c1.sum(axis=-1)
+            return self.violation_grows(util0, util1, v0), c0.sum(axis=-1) - c1.sum(axis=-1)
+        v0 = self.violation_of(util0) if v0 is None else v0
         if self.relaxed:
             g0, g1 = self.capacity_goal.violation(util0), self.capacity_goal.violation(util1)
-            c0, c1 = self.violation_of(util0) ** 2, self.violation_of(util1) ** 2
+            c0, c1 = v0 ** 2, self.violation_of(util1) ** 2
         else:
-            g0, g1 = self.violation_of(util0), self.violation_of(util1)
+            g0, g1 = v0, self.violation_of(util1)
             c0, c1 = g0, g1
         bad = np.any((g0 <= TOL) & (g1 > TOL), axis=-1)
         return bad, c0.sum(axis=-1) - c1.sum(axis=-1)
 
-    def violation_grows(self, util0: FloatArr, util1: FloatArr) -> np.ndarray:
-        """Does any violation grow, even one that was there before (last axis: resources)?"""
-        g0, g1 = self.violation_of(util0), self.violation_of(util1)
+    def violation_grows(self, util0: FloatArr, util1: FloatArr, v0: FloatArr | None = None) -> np.ndarray:
+        """Does any violation grow, even one that was there before (last axis: resources)? ``v0``: as in
+        :meth:`judge`."""
+        g0 = self.violation_of(util0) if v0 is None else v0
+        g1 = self.violation_of(util1)
         return np.any(g1 > np.maximum(g0, TOL) + TOL, axis=-1)
 
     def new_replicas(self) -> np.ndarray:

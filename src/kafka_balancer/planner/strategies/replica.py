@@ -54,7 +54,8 @@ def shed(st: State, src: int, r: int) -> bool:
     # the destinations are judged only where the hard constraints and the source allow the move: the
     # same element-wise arithmetic as on the whole [K, D] grid, on fewer pairs
     kk, dd = np.nonzero(st.dest_masks(cands, src, dests) & ~bad_src[:, None])
-    bad_dst, gain_dst = st.judge((load_d / cap_d)[dd], (load_d[dd] + deltas[kk]) / cap_d[dd])  # [M]
+    u_d = load_d / cap_d
+    bad_dst, gain_dst = st.judge(u_d[dd], (load_d[dd] + deltas[kk]) / cap_d[dd], st.violation_of(u_d)[dd])  # [M]
     gain = np.zeros((cands.size, dests.size))
     ok = np.zeros((cands.size, dests.size), dtype=bool)
     g = gain_dst + gain_src[kk]
