@@ -29,6 +29,7 @@ import orjson
 from kafka_balancer.errors import InputError
 from kafka_balancer.model.snapshot import NR, RESOURCES, Snapshot, _intern, total_load
 from kafka_balancer.validate.jsondoc import (
+    INT32_MAX,
     array,
     boolean,
     broker_id,
@@ -210,6 +211,9 @@ class _Reader:
         lload = np.empty((p_count, NR), dtype=np.float64)
         fload = np.empty((p_count, NR), dtype=np.float64)
         for j, pr in enumerate(parts):
+            if self._plain(pr, j, width, replicas, leader, tidx, pnum, lload, fload):
+                continue
+            # anything not plain goes through the checks below, which name what is wrong
             where = f"{source}: partitions[{offset + j}]"
             pr = obj(pr, where)
             topic = string(field(pr, "topic", where, _FIELDS_HINT), f"{where}: topic")
@@ -263,6 +267,52 @@ class _Reader:
                     arr[j, r] = number(v, f"{label}: load.{role}.{res}",
                                        hint="loads are finite numbers >= 0 (snapshot-format.md gives the units)")
         self.slices.append((replicas, leader, tidx, pnum, lload, fload))
+
+    def _plain(self, pr: Any, j: int, width: int, replicas: np.ndarray, leader: np.ndarray, tidx: np.ndarray,
+               pnum: np.ndarray, lload: np.ndarray, fload: np.ndarray) -> bool:
+        """Store partition ``pr`` at row ``j`` if it is plainly valid (what almost every partition is), else
+        change nothing and return False. Plain: every check of ``add`` passes with no conversion (ids and
+        the partition number are ints, loads floats in [0, inf)); what is stored is what ``add`` stores."""
+        if type(pr) is not dict:
+            return False
+        topic, num, reps = pr.get("topic"), pr.get("partition"), pr.get("replicas")
+        if not (type(topic) is str and topic and type(num) is int and 0 <= num <= INT32_MAX
+                and type(reps) is list and 0 < len(reps) <= width and "leader" in pr):
+            return False
+        key = (topic, num)
+        if key in self.seen:
+            return False
+        pos = self.pos
+        rows = [pos.get(rb) if type(rb) is int else None for rb in reps]
+        if None in rows or len(set(reps)) != len(reps):
+            return False
+        ld = pr["leader"]
+        if ld is None or (type(ld) is int and ld == -1):
+            lead = -1
+        elif type(ld) is int and ld in reps:
+            lead = pos[ld]
+        else:
+            return False
+        load = pr.get("load")
+        if type(load) is not dict:
+            return False
+        vals: list[list[float]] = []
+        for role in ("leader", "follower"):
+            rl = load.get(role)
+            if type(rl) is not dict:
+                return False
+            row = [rl.get(res) for res in RESOURCES]
+            if not all(type(v) is float and 0.0 <= v < _INF for v in row):
+                return False
+            vals.append(row)  # type: ignore[arg-type]
+        self.seen.add(key)
+        tidx[j] = self.topics.setdefault(topic, len(self.topics))
+        pnum[j] = num
+        replicas[j, : len(rows)] = rows
+        leader[j] = lead
+        lload[j] = vals[0]
+        fload[j] = vals[1]
+        return True
 
     def finish(self) -> Snapshot:
         width = max([1] + [sl[0].shape[1] for sl in self.slices])

@@ -215,8 +215,8 @@ def _leader_step_ok(st: State, p: int, f: int, resource_guard: bool) -> bool:
         return True
     s, d = int(st.ldr[p]), st.LF[p]
     return not (
-        bool(st.violation_grows(st.load[s] / st.cap[s], (st.load[s] - d) / st.cap[s]))
-        or bool(st.violation_grows(st.load[f] / st.cap[f], (st.load[f] + d) / st.cap[f]))
+        st.grows_at(s, -d)
+        or st.grows_at(f, d)
     )
 
 

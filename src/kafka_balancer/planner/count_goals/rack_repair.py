@@ -68,7 +68,7 @@ def _move_one_of(st: State, p: int, src: int, dests: np.ndarray, resource_guard:
     ok = st.dest_masks(np.array([p]), src, dests)[0]
     if resource_guard:
         # the source's violation may not grow either: then no destination will do
-        if bool(st.violation_grows(st.load[src] / st.cap[src], (st.load[src] - delta) / st.cap[src])):
+        if st.grows_at(src, -delta):
             return False
         ok &= ~st.violation_grows(load_d / cap_d, (load_d + delta) / cap_d)
     if not ok.any():

@@ -184,8 +184,8 @@ def _replica_step_ok(
         return True
     d = st.F[p]
     return not (
-        (check_src and bool(st.violation_grows(st.load[src] / st.cap[src], (st.load[src] - d) / st.cap[src])))
-        or (check_dst and bool(st.violation_grows(st.load[dst] / st.cap[dst], (st.load[dst] + d) / st.cap[dst])))
+        (check_src and st.grows_at(src, -d))
+        or (check_dst and st.grows_at(dst, d))
     )
 
 

@@ -78,19 +78,23 @@ def _swap_for(st: State, hi: int, resource_guard: bool, gain_of) -> bool:  # typ
             continue
         la = np.where((st.ldr[a] == hi)[:, None], st.L[a], st.F[a])
         lb = np.vstack([np.where((st.ldr[b] == lo)[:, None], st.L[b], st.F[b]), np.zeros((1, 4))])
-        net = la[:, None, :] - lb[None, :, :]
+        # only the pairs that gain are judged: the same element-wise arithmetic on fewer rows
+        ii, jj = np.nonzero(g > 1e-12)
+        net = la[ii] - lb[jj]  # [M, 4]
         new_h = st.load[hi] - net
         new_l = st.load[lo] + net
-        ok = g > 1e-12
+        ok = np.ones(ii.size, dtype=bool)
         if resource_guard:
             ok &= ~st.violation_grows(st.load[hi] / st.cap[hi], new_h / st.cap[hi])
             ok &= ~st.violation_grows(st.load[lo] / st.cap[lo], new_l / st.cap[lo])
         if not ok.any():
             continue
+        ii, jj, new_h, new_l = ii[ok], jj[ok], new_h[ok], new_l[ok]
         cost = (_dev_cost(st, new_h, st.cap[hi]) - _dev_cost(st, st.load[hi], st.cap[hi])) + (
             _dev_cost(st, new_l, st.cap[lo]) - _dev_cost(st, st.load[lo], st.cap[lo])
         )
-        score = np.where(ok, g - 10.0 * np.maximum(cost, 0.0), -np.inf)
+        score = np.full(g.shape, -np.inf)
+        score[ii, jj] = g[ii, jj] - 10.0 * np.maximum(cost, 0.0)
         for k in np.argsort(-score, axis=None, kind="stable")[:8].tolist():
             i, j = divmod(k, score.shape[1])
             if not np.isfinite(score[i, j]):

@@ -18,7 +18,7 @@ from kafka_balancer.planner.state import State
 
 
 def _harmless(st: State, b: int, delta: np.ndarray) -> bool:
-    return not st.alive[b] or not st.violation_grows(st.load[b] / st.cap[b], (st.load[b] + delta) / st.cap[b])
+    return not st.alive[b] or not st.grows_at(b, delta)
 
 
 def compact(st: State, max_passes: int = 3) -> int:
@@ -36,7 +36,8 @@ def compact(st: State, max_passes: int = 3) -> int:
             p, src = int(rows[k]), int(new[rows[k], cols[k]])
             if st.rep[p, cols[k]] != src:
                 continue
-            left = [int(b) for b in old[p] if b >= 0 and int(b) not in st.rep[p] and st.alive[b]]
+            now = st.rep[p].tolist()
+            left = [b for b in old[p].tolist() if b >= 0 and b not in now and st.alive[b]]
             for dst in left:
                 delta = st.role_load(p, src)
                 if not st.spread_ok(p, src, dst):

@@ -51,11 +51,16 @@ def shed(st: State, src: int, r: int) -> bool:
     deltas = np.where(is_lead, st.L[cands], st.F[cands])  # [K, 4]
     u_src = st.load[src] / st.cap[src]
     bad_src, gain_src = st.judge(u_src[None, :], (st.load[src][None, :] - deltas) / st.cap[src][None, :])  # [K]
-    bad_dst, gain_dst = st.judge(
-        (load_d / cap_d)[None, :, :], (load_d[None, :, :] + deltas[:, None, :]) / cap_d[None, :, :]
-    )  # [K, D]
-    gain = gain_dst + gain_src[:, None]
-    ok = st.dest_masks(cands, src, dests) & ~bad_src[:, None] & ~bad_dst & (gain > 1e-9)
+    # the destinations are judged only where the hard constraints and the source allow the move: the
+    # same element-wise arithmetic as on the whole [K, D] grid, on fewer pairs
+    kk, dd = np.nonzero(st.dest_masks(cands, src, dests) & ~bad_src[:, None])
+    u_d = load_d / cap_d
+    bad_dst, gain_dst = st.judge(u_d[dd], (load_d[dd] + deltas[kk]) / cap_d[dd], st.violation_of(u_d)[dd])  # [M]
+    gain = np.zeros((cands.size, dests.size))
+    ok = np.zeros((cands.size, dests.size), dtype=bool)
+    g = gain_dst + gain_src[kk]
+    gain[kk, dd] = g
+    ok[kk, dd] = ~bad_dst & (g > 1e-9)
     has = ok.any(axis=1)
     if not has.any():
         return False

@@ -18,19 +18,30 @@ def _role_loads(st: State, parts: np.ndarray, b: int) -> np.ndarray:
     return np.where(is_leader, st.L[parts], st.F[parts])
 
 
-def swap_between(st: State, hi: int, lo: int, r: int) -> bool:
-    """Best swap lowering resource ``r`` on ``hi`` and raising it on ``lo``, if any is acceptable."""
+def _givers(st: State, hi: int, r: int) -> tuple[np.ndarray, np.ndarray]:
+    """``hi``'s replicas and their loads, heaviest on ``r`` first (stable: ties keep member order)."""
     a = st.members_arr(hi)
-    b = st.members_arr(lo)
-    if a.size == 0:
-        return False
-    a = a[~np.any(st.rep[a] == lo, axis=1)]
-    b = b[~np.any(st.rep[b] == hi, axis=1)] if b.size else b
-    if a.size == 0:
-        return False
     la = _role_loads(st, a, hi)
-    a_top = np.argsort(-la[:, r], kind="stable")[:TOP_A]
-    a, la = a[a_top], la[a_top]
+    order = np.argsort(-la[:, r], kind="stable")
+    return a[order], la[order]
+
+
+def swap_between(st: State, hi: int, lo: int, r: int,
+                 givers: tuple[np.ndarray, np.ndarray] | None = None) -> bool:
+    """Best swap lowering resource ``r`` on ``hi`` and raising it on ``lo``, if any is acceptable.
+
+    ``givers`` is ``_givers(st, hi, r)`` when the caller tries several partners for one ``hi`` (the state
+    does not change between failed attempts, and filtering a stable order keeps it the stable order of
+    what is left, so the candidates are the same as computing them here)."""
+    a, la = givers if givers is not None else _givers(st, hi, r)
+    if a.size == 0:
+        return False
+    b = st.members_arr(lo)
+    keep = ~np.any(st.rep[a] == lo, axis=1)
+    b = b[~np.any(st.rep[b] == hi, axis=1)] if b.size else b
+    a, la = a[keep][:TOP_A], la[keep][:TOP_A]
+    if a.size == 0:
+        return False
     if b.size:
         lb = _role_loads(st, b, lo)
         # what lo could give back: its lightest replicas on r, and its heaviest on the resource where it
@@ -52,11 +63,13 @@ def swap_between(st: State, hi: int, lo: int, r: int) -> bool:
     net = la[:, None, :] - lb[None, :, :]  # what hi loses and lo gains, [A, B, R]
     u_hi0 = st.load[hi] / st.cap[hi]
     u_lo0 = st.load[lo] / st.cap[lo]
-    bad_hi, gain_hi = st.judge(u_hi0, (st.load[hi] - net) / st.cap[hi])
-    bad_lo, gain_lo = st.judge(u_lo0, (st.load[lo] + net) / st.cap[lo])
-    bad = bad_hi | bad_lo
-    gain = gain_hi + gain_lo
-    gain = np.where(bad | (net[:, :, r] <= 0), -np.inf, gain)
+    # only pairs that lower r on hi are judged (the others never qualify): same arithmetic, fewer rows
+    ii, jj = np.nonzero(net[:, :, r] > 0)
+    sub = net[ii, jj]  # [M, R]
+    bad_hi, gain_hi = st.judge(u_hi0, (st.load[hi] - sub) / st.cap[hi])
+    bad_lo, gain_lo = st.judge(u_lo0, (st.load[lo] + sub) / st.cap[lo])
+    gain = np.full(net.shape[:2], -np.inf)
+    gain[ii, jj] = np.where(bad_hi | bad_lo, -np.inf, gain_hi + gain_lo)
     size_a = st.disk_bytes[a]
     size_b = np.concatenate([st.disk_bytes[b[:-1]], [0.0]])
     size = size_a[:, None] + size_b[None, :]
@@ -93,7 +106,11 @@ def _partners(st: State, b: int, r: int, ascending: bool) -> list[int]:
 
 
 def shed(st: State, src: int, r: int) -> bool:
-    return any(swap_between(st, src, d, r) for d in _partners(st, src, r, ascending=True))
+    partners = _partners(st, src, r, ascending=True)
+    if not partners:
+        return False
+    givers = _givers(st, src, r)
+    return any(swap_between(st, src, d, r, givers) for d in partners)
 
 
 def attract(st: State, dst: int, r: int) -> bool:

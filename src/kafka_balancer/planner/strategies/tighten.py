@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from kafka_balancer.model.snapshot import CPU, NW_OUT
+from kafka_balancer.planner import scalar_judge
 from kafka_balancer.planner.state import TOL, State
 
 ROLE_RESOURCES = [CPU, NW_OUT]
@@ -19,6 +20,9 @@ MAX_CANDIDATES = 32
 
 
 def _keeps_goals(st: State, b: int, delta: np.ndarray) -> bool:
+    us = scalar_judge.utils(st, b, delta)
+    if us is not None:
+        return scalar_judge.keeps(scalar_judge.bands(st), *us)
     v0 = st.violation_of(st.load[b] / st.cap[b])
     v1 = st.violation_of((st.load[b] + delta) / st.cap[b])
     return not np.any((v0 <= TOL) & (v1 > TOL)) and float(v1.sum()) <= float(v0.sum()) + TOL
