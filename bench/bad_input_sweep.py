@@ -180,7 +180,8 @@ POOLS: dict[str, V] = {
 FLAG_KINDS = {"--add-brokers": "int_list", "--remove-brokers": "int_list", "--demote-brokers": "int_list",
               "--exclude-topics": "regex", "--max-moves": "integer", "--max-bytes": "size", "--goals": "names",
               "--self-healing": "names", "--strategies": "names", "fleet --out": "path:out-dir",
-              "demo --out": "path:out-dir", "collect --out": "path:out-dir"}
+              "demo --out": "path:out-dir", "collect --out": "path:out-dir",
+              "simulate consumers --out": "path:out-dir"}
 
 
 def kind_of(action: argparse.Action, cmd: str) -> str:
