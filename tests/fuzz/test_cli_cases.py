@@ -241,6 +241,8 @@ CASES: list[C] = [
     (["serve", "--bootstrap", "127.0.0.1:1", "--dry-run", "--config", "/dev/null"], 2, "--config /dev/null"),
     (["serve", "--bootstrap", "127.0.0.1:1", "--dry-run", "--state-dir", "/dev/null"], 2, "--state-dir /dev/null"),
     (["serve", "--bootstrap", "127.0.0.1:1", "--dry-run", "--self-healing", " "], 2, "--self-healing"),
+    (["serve", "--bootstrap", "127.0.0.1:1", "--dry-run", "--self-healing", ","], 2,
+     "--self-healing is empty"),  # the sweep's seed 4242: serve ran for ever with no self-healing
     (["cancel", "--bootstrap", "127.0.0.1:1", "--journal", "x" * 5000], 2, "--journal"),
     (["local-cluster", "status", "--state-dir", "y" * 5000], 2, "--state-dir"),
     (["pipeline", "--samples", "{d}", "--out", "{d}/o.json", "--master", "local[0]"], 1, "--master"),

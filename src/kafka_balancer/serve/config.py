@@ -28,7 +28,7 @@ from typing import Any
 from kafka_balancer.errors import InputError
 from kafka_balancer.model.snapshot import RESOURCES
 from kafka_balancer.pipeline.config import DEFAULT_CAPACITY
-from kafka_balancer.validate.values import parse_duration_s
+from kafka_balancer.validate.values import list_items, parse_duration_s
 from kafka_balancer.validate.values import parse_size as parse_size_bytes
 
 ANOMALY_TYPES: tuple[str, ...] = ("broker_failure", "new_brokers", "goal_violation", "disk", "leaders")
@@ -121,17 +121,18 @@ def parse_size(text: str | float | int, name: str) -> float:
 
 def parse_self_healing(value: str | list[Any], name: str = "--self-healing") -> frozenset[str]:
     """``all``, a comma-separated list or a TOML list of anomaly types; ``none`` or empty = off."""
-    items = [str(x).strip() for x in value] if isinstance(value, list) else [
-        x.strip() for x in str(value).split(",")]
-    items = [x for x in items if x]
+    hint = f"use 'all' or some of {','.join(ANOMALY_TYPES)}"
+    if isinstance(value, list):
+        items = [x for x in (str(v).strip() for v in value) if x]
+    else:  # a doubled comma or a lone ',' is refused (serve would otherwise run with no self-healing at all)
+        items = list_items(str(value), name, hint) if str(value).strip() else []
     if items in (["all"],):
         return frozenset(ANOMALY_TYPES)
     if items in ([], ["none"]):
         return frozenset()
     bad = [x for x in items if x not in ANOMALY_TYPES]
     if bad:
-        raise InputError(f"{name}: unknown anomaly type {bad[0]!r}",
-                         hint=f"use 'all' or some of {','.join(ANOMALY_TYPES)}")
+        raise InputError(f"{name}: unknown anomaly type {bad[0]!r}", hint=hint)
     return frozenset(items)
 
 
