@@ -67,7 +67,12 @@ def default_state_dir() -> Path:
 
 
 def _new_cluster_id() -> str:
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    # Like Kafka's own random ids, never one that starts with '-': kafka-storage would read it as an option
+    # ("argument --cluster-id/-t: expected one argument"), one cluster start in 64.
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
 
 
 def _jars() -> tuple[list[Path], Path]:
