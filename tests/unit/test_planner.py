@@ -13,6 +13,7 @@ from kafka_balancer.model.plan_io import apply_plan, plan_to_dict
 from kafka_balancer.model.snapshot import Snapshot
 from kafka_balancer.planner import PlanResult, bounds, plan
 from kafka_balancer.planner.bounds import mean_util_range
+from kafka_balancer.planner.constraints import Constraints
 from kafka_balancer.planner.exact import NODE_LIMIT
 from kafka_balancer.planner.invariants import hard_violations
 from kafka_balancer.sim.cluster import PRESETS, ClusterSpec, generate
@@ -62,6 +63,13 @@ def test_invariants_on_random_clusters(seed: int) -> None:
     check_invariants(snap, result)
 
 
+def _heal_and_balance(snap: Snapshot) -> Constraints | None:
+    """With a dead broker a plan only heals by default (tests/unit/test_planner_heal.py); removing the dead
+    brokers asks for healing and balance in one plan."""
+    dead = frozenset(int(b) for b in snap.broker_ids[~snap.alive])
+    return Constraints(remove_brokers=dead) if dead else None
+
+
 # hetero seed 0 is proven out of reach (tests/unit/test_planner_exact.py); the test takes the infeasible branch
 BALANCE_CASES = [
     (preset, seed)
@@ -73,7 +81,7 @@ BALANCE_CASES = [
 @pytest.mark.parametrize(("preset", "seed"), BALANCE_CASES)
 def test_reaches_balance_where_feasible(preset: str, seed: int) -> None:
     snap = generate(PRESETS[preset], seed=seed)
-    result = plan(snap)
+    result = plan(snap, constraints=_heal_and_balance(snap))
     check_invariants(snap, result)
     if result.infeasible:  # then it must really be out of reach: say why, and still improve
         assert any("out of reach" in w for w in result.warnings)
@@ -102,7 +110,7 @@ def test_reaches_balance_where_feasible(preset: str, seed: int) -> None:
 def test_data_moved_within_one_and_a_half_bounds(preset: str, seed: int) -> None:
     snap = generate(PRESETS[preset], seed=seed)
     # the bound speaks of seed 001's goals; the count goals below them spend bytes of their own
-    result = plan(snap, goals="capacity,distribution", exact_nodes=NODE_LIMIT)
+    result = plan(snap, goals="capacity,distribution", exact_nodes=NODE_LIMIT, constraints=_heal_and_balance(snap))
     assert result.after.balanced()  # the bound speaks of plans that reach balance
     assert 0 < result.moved_bytes_lower_bound <= result.moved_bytes <= 1.5 * result.moved_bytes_lower_bound
 

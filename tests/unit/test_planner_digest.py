@@ -39,7 +39,7 @@ CASES: dict[str, tuple[ClusterSpec, int, Constraints | None]] = {
 }
 
 DIGESTS: dict[str, str] = {
-    "dead-broker-1": "94dc94ef32158125",
+    "dead-broker-1": "35c93bb8d783a5d3",
     "hetero-0": "89e0ae3b03b50b9c",
     "mini-hard-0": "b7f14740620da770",
     "new-brokers-0": "8398acfe2b407194",
@@ -47,7 +47,7 @@ DIGESTS: dict[str, str] = {
     "paper-0": "66a14f7453906ee7",
     "paper-3": "bc66e913a34191d6",
     "racks48-0": "6c0c2dc874a6d5f4",
-    "racks48-remove-2": "39fff4d9ba59770f",
+    "racks48-remove-2": "602fcb2d79fc176b",
 }
 
 

@@ -4,7 +4,8 @@
 partitions: replication factor changed, a broker twice in a partition, a replica left on (or moved to) a
 dead broker, fewer distinct racks or hosts than before. ``mode_violations(before, after, constraints)`` lists
 broken promises of the operator's modes (nothing on a removed broker, nothing excluded moved, only added
-brokers receive, no leader on a demoted broker, the budget kept).
+brokers receive, no leader on a demoted broker, the budget kept, and a heal copying only what dead brokers
+force).
 """
 
 from __future__ import annotations
@@ -50,8 +51,13 @@ def hard_violations(before: Snapshot, after: Snapshot, limit: int = 20) -> list[
     return out[:limit]
 
 
-def mode_violations(before: Snapshot, after: Snapshot, constraints: Constraints, limit: int = 20) -> list[str]:
+def mode_violations(
+    before: Snapshot, after: Snapshot, constraints: Constraints, limit: int = 20, *, heal: bool = False
+) -> list[str]:
     """Broken promises of the operator's modes between two assignments of the same partitions:
+
+    * with ``heal`` (the plan's mode was ``heal``): a partition given more new copies than it had replicas
+      on dead brokers;
 
     * a replica left on a removed broker;
     * a partition of an excluded topic changed (other than a replica leaving a dead or removed broker);
@@ -72,6 +78,9 @@ def mode_violations(before: Snapshot, after: Snapshot, constraints: Constraints,
     forced = gone_ok.sum(axis=1)  # copies a partition may need because replicas had to leave
     for p in np.nonzero(res.frozen & (added.sum(axis=1) > forced))[0][:limit]:
         out.append(f"{label(p)}: excluded topic, but a replica moved that did not have to")
+    if heal:
+        for p in np.nonzero(added.sum(axis=1) > forced)[0][:limit]:
+            out.append(f"{label(p)}: a healing plan copied a replica that no dead broker forced")
     lead_forced = (before.leader < 0) | ~before.alive[np.maximum(before.leader, 0)] | res.removed[
         np.maximum(before.leader, 0)
     ]

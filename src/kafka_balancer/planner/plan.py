@@ -73,6 +73,11 @@ class PlanResult:
     remaining: tuple[str, ...] = ()  # what is left unbalanced (goal by goal), e.g. because a budget ran out
 
     @property
+    def mode(self) -> str:
+        """The operator mode applied: ``heal`` when the plan only moved what dead brokers forced."""
+        return "heal" if self.extra.get("heal") else self.constraints.mode
+
+    @property
     def summary(self) -> dict[str, Any]:
         return {
             "before": self.before.as_dict(),
@@ -92,7 +97,7 @@ class PlanResult:
             "warnings": list(self.warnings),
             "unresolved": list(self.unresolved),
             "infeasible": list(self.infeasible),
-            "mode": self.constraints.mode,
+            "mode": self.mode,
             "constraints": self.constraints.as_dict(),
             "goals": [g.as_dict() for g in self.goals],
             "remaining": list(self.remaining),
@@ -164,6 +169,7 @@ class _Settings:
     view: Derived
     policy: tuple[str, ...]
     exempt: tuple[tuple[int, int], ...] = ()  # (broker, resource) pairs provably out of reach: not chased
+    heal: bool = False  # only the replicas on dead brokers move; the rest is balanced by leadership alone
 
     @property
     def resource_first(self) -> int:
@@ -256,6 +262,11 @@ def plan(
     best: _Outcome | None = None
     proofs: list[str] | None = None
     add = bounds.brokers_to_add(snap, theta, view)
+    if heals(snap, cons):
+        healed = _search(snap, replace(cfg, heal=True), ATTEMPTS[0][0], True, False, t0, time_limit)
+        if not _goal_state("capacity", healed.st, cfg)[0]:
+            return _finish(original, snap, replace(cfg, heal=True), healed, ex, hot, add, t0, time_limit)
+        # healing alone would leave a broker above θ: this plan balances as well
     attempts = ATTEMPTS if margin is None else ((margin, True), (margin, False))
     if not resources_on or not cons.default:
         attempts = attempts[:2]
@@ -287,6 +298,21 @@ def plan(
         if relaxed.residual(cfg) < best.residual(cfg) - 1e-12:
             best = relaxed
     return _finish(original, snap, cfg, best, ex, (proofs or []) + hot, add, t0, time_limit)
+
+
+def heals(snap: Snapshot, cons: Constraints) -> bool:
+    """Does a plan of ``snap`` under ``cons`` only heal? True when live partitions have replicas on dead
+    brokers and the operator named no brokers to add or remove and did not ask for leadership only. A heal
+    copies what the failure forces and nothing else, so that full replication returns as fast as possible;
+    the balance of disk and network-in waits for the next plan (or ``--remove-brokers`` the dead brokers:
+    healed and balanced in one plan). It does not apply when healing alone leaves a broker above θ."""
+    c = cons
+    if c.add_brokers or c.remove_brokers or c.leadership_only or snap.alive.all():
+        return False
+    rep = snap.replicas
+    slot = rep >= 0
+    live = slot & snap.alive[np.maximum(rep, 0)]
+    return bool((live.any(axis=1) & (slot & ~live).any(axis=1)).any())
 
 
 def cfg_resource_first(policy: tuple[str, ...]) -> int:
@@ -354,6 +380,10 @@ def _search(
     goals_before = tuple((g, *_goal_state(g, st, cfg)) for g in cfg.policy)
     warnings: list[str] = []
     _, stranded = evacuate.evacuate(st, cfg.res.removed & cfg.res.alive)
+    if cfg.heal:  # what a failure forces has moved; disk and network-in move only with replicas
+        evacuate.reseat(st)
+        st.receive = np.zeros_like(st.receive)
+        st.exempt += [(b, r) for b in range(snap.n_brokers) for r in (DISK, NW_IN)]
     for p in stranded:
         warnings.append(
             f"partition {snap.partition_label(p)} has no live replica (or nowhere it may go): it cannot be "
@@ -459,6 +489,13 @@ def _finish(
         st.guards.append(goal)
     st.guards = []
     warnings = list(out.warnings)
+    if cfg.heal:
+        ids = ",".join(str(int(b)) for b in snap.broker_ids[~snap.alive])
+        warnings.append(
+            f"healing only: the replicas on dead broker(s) {ids} move and no others (leadership may); plan again "
+            f"once they are in sync to balance the rest, or plan with --remove-brokers {ids} to heal and balance "
+            "in one plan"
+        )
     infeasible = list(proofs)
     if ex is not None and ex.infeasible and not add and not infeasible:
         infeasible.append(
@@ -526,6 +563,7 @@ def _finish(
             "exact_optimal": bool(ex is not None and ex.optimal),
             "hot_partitions": any(line.startswith("partition ") for line in proofs),
             "count_moves": count_moves,
+            "heal": cfg.heal,
         },
         constraints=cfg.res.constraints,
         goals=tuple(reports),

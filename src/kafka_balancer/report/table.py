@@ -80,7 +80,10 @@ def plan_table(result: PlanResult) -> str:
         f"leader moves {result.leader_moves}   bytes to move {human_bytes(result.moved_bytes)}   "
         f"lower bound {human_bytes(lb)}{ratio}   planned in {result.seconds:.2f} s"
     )
-    lines.append(result.constraints.describe())
+    described = result.constraints.describe()
+    if result.mode != result.constraints.mode:
+        described = described.replace(f"mode {result.constraints.mode}", f"mode {result.mode}", 1)
+    lines.append(described)
     if result.goals:
         lines.append("")
         lines.append(goal_table(result))

@@ -1,8 +1,16 @@
 """Offline replicas: every replica on a dead broker moves to a live one, whatever the balance.
 
-The destination is the allowed live broker where the replica adds the least violation (ties: the
-least loaded). A partition with no live replica left cannot be copied from anywhere: it is reported,
-not moved.
+The destination is the allowed live broker, not pushed above θ where another can take the replica, where
+it adds the least squared relative deviation from the ideal, over the four resources and the replica
+count, so that a heal alone already spreads the load it places. Largest replicas are placed first, while
+the most room is left. In a heal (a plan that copies only what the failure forces), :func:`reseat` then
+moves the new copies between live brokers while that lowers the same deviation: a copy placed elsewhere
+copies the same bytes. A partition with no live replica left cannot be copied from anywhere: it is
+reported, not moved.
+
+Example: a dead broker held a 40 GB and a 5 GB replica; two live brokers sit at disk utilisation 0.50 and
+0.40 with equal capacity and replica counts. The 40 GB replica goes to the 0.40 broker first; the 5 GB
+one then goes wherever it adds the least squared deviation.
 """
 
 from __future__ import annotations
@@ -26,7 +34,9 @@ def evacuate(st: State, removed: np.ndarray | None = None) -> tuple[int, list[in
     on_dead = np.any(np.isin(st.rep, dead), axis=1)
     stranded: list[int] = []
     moved = 0
-    for p in np.nonzero(on_dead)[0].tolist():
+    parts = np.nonzero(on_dead)[0]
+    parts = parts[np.argsort(-st.disk_bytes[parts], kind="stable")]
+    for p in parts.tolist():
         row = st.rep[p]
         live = [int(b) for b in row if b >= 0 and st.alive[b]]
         # a broker being removed is still up: its replicas can be copied even if no other replica is live
@@ -59,12 +69,78 @@ def evacuate(st: State, removed: np.ndarray | None = None) -> tuple[int, list[in
             v0 = st.violations().sum(axis=1)
             v1 = st.violation_of((st.load + delta) / st.cap).sum(axis=1)
             cost = np.where(mask, v1 - v0, np.inf)
-            tie = (st.load / st.cap).max(axis=1)
-            cand = np.nonzero(cost <= cost.min() + 1e-12)[0]
-            dst = int(cand[np.argmin(tie[cand])])
+            # never above θ where another broker can take it; then the least added squared deviation
+            cand = np.nonzero(np.isfinite(cost))[0]
+            within = cand[((st.load[cand] + delta) <= st.theta * st.cap[cand] + 1e-9).all(axis=1)]
+            cand = within if within.size else cand
+            dst = int(cand[np.argmin(_added_deviation(st, cand, delta))])
             st.move_replica(p, src, dst)
             moved += 1
     return moved, stranded
+
+
+def _added_deviation(st: State, cand: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """[len(cand)]: growth of the squared relative deviation from the ideal (four resources and the replica
+    count) if a replica with load ``delta`` lands on each candidate."""
+    t = st.target
+    safe = np.where(t > 0, t, 1.0)
+    u0 = st.load[cand] / st.cap[cand]
+    u1 = (st.load[cand] + delta) / st.cap[cand]
+    d0 = np.where(t > 0, (u0 - t) / safe, 0.0)
+    d1 = np.where(t > 0, (u1 - t) / safe, 0.0)
+    grow = (d1**2 - d0**2).sum(axis=1)
+    live = st.alive
+    mean = float(st.rcount.sum()) / max(1, int(live.sum()))  # every replica ends on a live broker
+    if mean > 0:
+        c = st.rcount[cand].astype(np.float64)
+        grow += ((c + 1 - mean) / mean) ** 2 - ((c - mean) / mean) ** 2
+    return np.asarray(grow)
+
+
+def _deviation(st: State, b: np.ndarray, load: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Squared relative deviation from the ideal of brokers ``b`` at ``load`` [len(b), 4] and ``count``."""
+    t = st.target
+    safe = np.where(t > 0, t, 1.0)
+    d = np.where(t > 0, (load / st.cap[b] - t) / safe, 0.0)
+    mean = float(st.rcount[st.alive].sum()) / max(1, int(st.alive.sum()))
+    out = (d**2).sum(axis=1)
+    if mean > 0:
+        out = out + ((count - mean) / mean) ** 2
+    return np.asarray(out)
+
+
+def reseat(st: State, max_passes: int = 8) -> int:
+    """Move new copies (replicas not in their partition's original set) to other live brokers that may hold
+    them while that lowers the squared deviation of the two brokers (:func:`_deviation`); a copy placed
+    elsewhere copies the same bytes. Returns the number of copies moved. Deterministic: copies in
+    partition order, the best destination each time (ties: the lowest position)."""
+    moved = 0
+    for _ in range(max_passes):
+        before = moved
+        slots = np.nonzero(st.new_replicas())
+        for p, k in zip(slots[0].tolist(), slots[1].tolist(), strict=True):
+            src = int(st.rep[p, k])
+            mask = st.dest_mask(p, src)
+            mask &= ((st.load + st.role_load(p, src)) <= st.theta * st.cap + 1e-9).all(axis=1)
+            dests = np.nonzero(mask)[0]
+            if dests.size == 0:
+                continue
+            delta = st.role_load(p, src)
+            src_arr = np.array([src])
+            lose = _deviation(st, src_arr, st.load[src_arr] - delta, st.rcount[src_arr] - 1)[0] - _deviation(
+                st, src_arr, st.load[src_arr], st.rcount[src_arr]
+            )[0]
+            gain = _deviation(st, dests, st.load[dests] + delta, st.rcount[dests] + 1) - _deviation(
+                st, dests, st.load[dests], st.rcount[dests]
+            )
+            total = lose + gain
+            j = int(np.argmin(total))
+            if total[j] < -1e-12:
+                st.move_replica(p, src, int(dests[j]))
+                moved += 1
+        if moved == before:
+            break
+    return moved
 
 
 _HINT = "remove fewer brokers at once, or add brokers (--add-brokers) that can take the partition"
