@@ -276,7 +276,8 @@ def plan(
             best = out
         if out.residual(cfg) <= 0 or time.monotonic() > t0 + time_limit:
             break
-        if proofs is None:  # computed only when balance is missed: why, if it cannot be had at all
+        if proofs is None and not hot:  # computed only when balance is missed: why, if it cannot be had at all
+            # (a partition too hot for any broker is proof enough: the linear programme is not solved then)
             proofs = bounds.rack_infeasibility(snap, eps, view) or bounds.spread_lp_infeasibility(
                 snap, theta, eps, view
             )
