@@ -40,8 +40,8 @@ CASES: dict[str, tuple[ClusterSpec, int, Constraints | None]] = {
 
 DIGESTS: dict[str, str] = {
     "dead-broker-1": "35c93bb8d783a5d3",
-    "hetero-0": "89e0ae3b03b50b9c",
-    "mini-hard-0": "b7f14740620da770",
+    "hetero-0": "387d071be2430526",
+    "mini-hard-0": "2eaa9813637dfabe",
     "new-brokers-0": "8398acfe2b407194",
     "overloaded-0": "ac6a2c19185ae0aa",
     "paper-0": "66a14f7453906ee7",

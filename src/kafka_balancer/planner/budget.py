@@ -48,7 +48,7 @@ class Budget:
 
 
 def count_goal_steps(snap: Snapshot) -> int:
-    """Loop steps per unit of count-goal weight (replica count 4, leader count 3, the others 1).
+    """Loop steps per unit of count-goal weight (replica count 12, leader count 9, topic spread 0.5, the others 1).
 
     100 + 2 per live broker, but at most 100,000 ÷ brokers and 30,000 ÷ replicas per live broker (a step's
     candidate ranking passes over the brokers and over one broker's replicas), and at least 10. One step

@@ -43,7 +43,8 @@ from kafka_balancer.planner.strategies import compact, evacuate, leadership, pol
 # the arithmetic mean of utilisations.
 ATTEMPTS = ((0.97, True), (0.97, False), (0.9, True), (0.9, False), (0.75, False))
 POLISH_SHARE = 1.5
-COUNT_WEIGHT = {"replica_count": 4.0, "leader_count": 3.0}  # time shares of the count goals (others 1)
+# work shares of the count goals (others 1; docs/planner.md, "The goal policy")
+COUNT_WEIGHT = {"replica_count": 12.0, "leader_count": 9.0, "topic_spread": 0.5}
 SWAP_SHARE = 0.1
 # Once the goals hold, a polishing move must pay for its bytes: it must remove at least this share of the
 # squared deviation per byte that the plan's balancing removed per byte on average (see _balance_rate)
