@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_matrix, csr_matrix
+
+if TYPE_CHECKING:
+    from scipy.optimize import LinearConstraint
 
 from kafka_balancer.model.snapshot import DISK, NR, Snapshot, on_live
 
@@ -69,6 +71,9 @@ class _Builder:
         self.n += lo.size
 
     def constraint(self, n_vars: int) -> LinearConstraint:
+        from scipy.optimize import LinearConstraint  # imported when the model is built: 0.3 s of start-up
+        from scipy.sparse import coo_matrix, csr_matrix
+
         a = coo_matrix(
             (np.concatenate(self.vals), (np.concatenate(self.rows), np.concatenate(self.cols))),
             shape=(self.n, n_vars),
@@ -81,6 +86,8 @@ def exact_bound(
 ) -> ExactBound:
     """Solve the exact model: ``node_limit`` branch-and-bound nodes keep the answer deterministic;
     ``time_limit`` is only a safety net for a machine much slower than expected."""
+    from scipy.optimize import Bounds, milp  # only when the model runs (off by default)
+
     t0 = time.monotonic()
     live = np.nonzero(snap.alive)[0]
     rep = snap.replicas

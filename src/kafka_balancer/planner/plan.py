@@ -46,6 +46,7 @@ POLISH_SHARE = 1.5
 # work shares of the count goals (others 1; docs/planner.md, "The goal policy")
 COUNT_WEIGHT = {"replica_count": 12.0, "leader_count": 9.0, "topic_spread": 0.5}
 SWAP_SHARE = 0.1
+SWAP_GOALS = frozenset({"potential_nw_out", "topic_spread"})  # count goals that work by swaps
 # Once the goals hold, a polishing move must pay for its bytes: it must remove at least this share of the
 # squared deviation per byte that the plan's balancing removed per byte on average (see _balance_rate)
 PAY_SHARE = 0.1
@@ -479,8 +480,12 @@ def _finish(
     st.swap_allowance = SWAP_SHARE * max(0.0, st.copied)
     weights = [COUNT_WEIGHT.get(g.name, 1.0) for g in post]
     for k, goal in enumerate(post):
-        # each goal a weighted share of what is left; what a goal does not use passes on to the next
-        share = budget.Budget(pool * weights[k] // sum(weights[k:]), t0 + time_limit)
+        # each goal a weighted share of what is left; what a goal does not use passes on to the next, but a
+        # swap-based goal (a step is a ranked swap search, about ten times a move) gets no more than its own
+        steps = pool * weights[k] // sum(weights[k:])
+        if goal.name in SWAP_GOALS:
+            steps = min(steps, budget.count_goal_steps(snap) * weights[k])
+        share = budget.Budget(steps, t0 + time_limit)
         held = resource_guard and out.metrics(cfg).balanced()
         kept = (st.rep.copy(), st.ldr.copy()) if held else None
         count_moves[goal.name] = goal.improve(st, share, resource_guard)
