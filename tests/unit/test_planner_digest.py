@@ -43,7 +43,7 @@ DIGESTS: dict[str, str] = {
     "hetero-0": "387d071be2430526",
     "mini-hard-0": "2eaa9813637dfabe",
     "new-brokers-0": "8398acfe2b407194",
-    "overloaded-0": "ac6a2c19185ae0aa",
+    "overloaded-0": "fca15369d9710823",
     "paper-0": "66a14f7453906ee7",
     "paper-3": "bc66e913a34191d6",
     "racks48-0": "6c0c2dc874a6d5f4",

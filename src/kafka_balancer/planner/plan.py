@@ -278,8 +278,9 @@ def plan(
             best = out
         if out.residual(cfg) <= 0 or time.monotonic() > t0 + time_limit:
             break
-        if proofs is None and not hot:  # computed only when balance is missed: why, if it cannot be had at all
-            # (a partition too hot for any broker is proof enough: the linear programme is not solved then)
+        if proofs is None and not hot and not add:  # only when balance is missed: why, if it cannot be had
+            # (a partition too hot for any broker, or a cluster above θ as a whole, is proof enough: the linear
+            # programme is not solved then)
             proofs = bounds.rack_infeasibility(snap, eps, view) or bounds.spread_lp_infeasibility(
                 snap, theta, eps, view
             )
@@ -584,7 +585,10 @@ def _polish(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit
     """Once every goal holds: lower σ within the byte allowance, by moves that pay for their bytes, in at most
     max(100, 4 × brokers) moves and as many attempts (the deadline is the caller's time limit, a safety net)."""
     st = out.st
-    if cfg.polish_share > 0 and out.residual(cfg) <= 0 and cfg.resource_first < len(cfg.policy):
+    # polishing needs no broker above θ; pairs left outside the ε band (out of reach, or given up by the move
+    # loop) stay as they are, since no polishing move may make a violation grow, and the rest gets more even
+    within_theta = not bool((st.load[st.alive] > cfg.theta * st.cap[st.alive] * (1 + 1e-12)).any())
+    if cfg.polish_share > 0 and within_theta and st.can_copy() and cfg.resource_first < len(cfg.policy):
         allowance = cfg.polish_share * cfg.lower_bound - _moved_bytes(st)
         n = max(100, snap.n_brokers * 4)
         steps = max(POLISH_STEPS_MIN, snap.n_brokers * POLISH_STEPS_PER_BROKER)
