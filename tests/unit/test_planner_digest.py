@@ -42,12 +42,12 @@ DIGESTS: dict[str, str] = {
     "dead-broker-1": "35c93bb8d783a5d3",
     "hetero-0": "387d071be2430526",
     "mini-hard-0": "2eaa9813637dfabe",
-    "new-brokers-0": "8398acfe2b407194",
+    "new-brokers-0": "cd2e74a0f6d624c1",
     "overloaded-0": "fca15369d9710823",
     "paper-0": "66a14f7453906ee7",
     "paper-3": "bc66e913a34191d6",
-    "racks48-0": "6c0c2dc874a6d5f4",
-    "racks48-remove-2": "602fcb2d79fc176b",
+    "racks48-0": "0795c9f03af912fb",
+    "racks48-remove-2": "98bef61bc69c2296",
 }
 
 
