@@ -91,6 +91,7 @@ def test_heal_on_the_dead_broker_preset(seed: int) -> None:
     disk = np.maximum(snap.leader_load[:, 1], snap.follower_load[:, 1])
     forced = float((np.isin(snap.replicas, dead).sum(axis=1) * disk).sum())
     assert r.moved_bytes == pytest.approx(forced)
+    assert r.moved_bytes_lower_bound == pytest.approx(forced)  # a heal's floor: what the failure forces
     assert mode_violations(snap, after, Constraints(), heal=True) == []
     assert hard_violations(snap, after) == []
     for k, m in r.after.resources.items():

@@ -559,7 +559,8 @@ def _finish(
         replica_moves=replica_moves,
         leader_moves=leader_moves,
         moved_bytes=moved,
-        moved_bytes_lower_bound=cfg.lower_bound,
+        # a heal's floor is what the failure forces, not what a balanced plan would need
+        moved_bytes_lower_bound=_forced_bytes(snap, cfg.view) if cfg.heal else cfg.lower_bound,
         add_brokers=add,
         seconds=time.monotonic() - t0,
         warnings=tuple(warnings),
@@ -617,6 +618,15 @@ def _balance_rate(cfg: _Settings, st: State) -> float:
     if moved <= 0:
         return 0.0
     return max(0.0, _deviation(st, cfg.view.loads) - _deviation(st, st.load)) / moved
+
+
+def _forced_bytes(snap: Snapshot, view: Derived) -> float:
+    """Bytes on dead brokers of partitions that still have a live replica: what any heal must copy."""
+    rep = snap.replicas
+    slot = rep >= 0
+    live = slot & snap.alive[np.maximum(rep, 0)]
+    dead = (slot & ~live).sum(axis=1) * live.any(axis=1)
+    return float((dead * view.disk_bytes).sum())
 
 
 def _moved_bytes(st: State) -> float:
