@@ -1,7 +1,8 @@
 """The planner mode that fits each action, on the live model. Pure: a snapshot in, a proposal out.
 
-* ``evacuate``: dead brokers are marked not alive and removed: every replica leaves them (docs/planner.md,
-  "Dead brokers"); ``remove_brokers``: the same for live brokers being decommissioned;
+* ``evacuate``: dead brokers are marked not alive and healed: every replica leaves them and nothing else is
+  copied (docs/planner.md, "Healing"); ``remove_brokers``: live brokers being decommissioned: every replica
+  leaves them and the rest is balanced;
 * ``add_brokers``: the planner fills brokers below their band (new, empty brokers pull load);
 * ``demote``: leadership leaves the given brokers: each partition they lead (or prefer) gets the first
   other in-sync replica first; no data moves;
@@ -125,7 +126,11 @@ def propose(mode: str, snap: Snapshot, theta: float, eps: float, *, brokers: Seq
     work = snap
     chosen = frozenset(int(b) for b in brokers)
     c: Constraints | None = None
-    if mode in ("evacuate", "remove_brokers"):
+    if mode == "evacuate":
+        # a dead broker's replicas are copied and nothing else (the planner's heal): partitions are
+        # under-replicated until the copies finish; the goal detector balances the rest once they are in sync
+        work = _with_dead(snap, brokers)
+    elif mode == "remove_brokers":
         work = _with_dead(snap, brokers)  # the planner's dead-broker step moves every replica off them
         c = Constraints(remove_brokers=chosen)
     elif mode == "add_brokers":
