@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kafka_balancer.planner.ranking import smallest
 from kafka_balancer.planner.state import State
 
 MAX_CANDIDATES = 24
@@ -43,8 +44,7 @@ def shed(st: State, src: int, r: int) -> bool:
     order = _candidate_order(contrib, need, st.disk_bytes[m])[:MAX_CANDIDATES]
     util_r = st.load[:, r] / st.cap[:, r]
     # destinations in ascending order of load on r; only the least loaded are worth evaluating
-    dests = np.argsort(util_r, kind="stable")
-    dests = dests[st.alive[dests]][:MAX_DESTINATIONS]
+    dests = smallest(util_r, MAX_DESTINATIONS, st.alive)
     load_d, cap_d = st.load[dests], st.cap[dests]
     cands = m[order]
     is_lead = (st.ldr[cands] == src)[:, None]
@@ -82,8 +82,8 @@ def attract(st: State, dst: int, r: int) -> bool:
     move that removes the most violation per byte copied wins.
     """
     util_r = st.load[:, r] / st.cap[:, r]
-    ranked = np.argsort(-util_r, kind="stable")
-    sources = [int(s) for s in ranked[: MAX_SOURCES * 4] if st.alive[s] and s != dst and util_r[s] > st.target[r]]
+    ranked = smallest(-util_r, MAX_SOURCES * 4)
+    sources = [int(s) for s in ranked if st.alive[s] and s != dst and util_r[s] > st.target[r]]
     sources = sources[:MAX_SOURCES]
     if not sources:
         return False

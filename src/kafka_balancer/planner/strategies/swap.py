@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kafka_balancer.planner.ranking import smallest
 from kafka_balancer.planner.state import State
 
 TOP_A = 12
@@ -100,9 +101,9 @@ def swap_between(st: State, hi: int, lo: int, r: int,
 
 def _partners(st: State, b: int, r: int, ascending: bool) -> list[int]:
     util_r = st.load[:, r] / st.cap[:, r]
-    order = np.argsort(util_r if ascending else -util_r, kind="stable")
-    order = order[st.alive[order] & (order != b)]
-    return [int(d) for d in order[:MAX_PARTNERS]]
+    keep = st.alive.copy()
+    keep[b] = False
+    return [int(d) for d in smallest(util_r if ascending else -util_r, MAX_PARTNERS, keep)]
 
 
 def shed(st: State, src: int, r: int) -> bool:
