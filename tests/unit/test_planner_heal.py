@@ -97,3 +97,19 @@ def test_heal_on_the_dead_broker_preset(seed: int) -> None:
     for k, m in r.after.resources.items():
         assert m.sigma <= r.before.resources[k].sigma + 1e-12, k
         assert m.over_theta == 0
+
+
+def test_heal_under_a_byte_budget_copies_the_smallest_first_and_says_the_rest_in_one_line() -> None:
+    snap = generate(PRESETS["dead-broker"], seed=1)
+    dead = np.nonzero(~snap.alive)[0]
+    disk = np.maximum(snap.leader_load[:, 1], snap.follower_load[:, 1])
+    sizes = np.sort(disk[np.isin(snap.replicas, dead).any(axis=1)])
+    budget = float(sizes[:20].sum()) + 1.0  # exactly the 20 smallest fit
+    c = Constraints(max_bytes=budget)
+    r = plan(snap, constraints=c)
+    assert r.mode == "heal" and r.replica_moves == 20
+    assert r.moved_bytes <= budget
+    assert mode_violations(snap, r.after_snapshot, c, heal=True) == []
+    lines = [w for w in r.warnings if "budget is spent" in w]
+    assert len(lines) == 1 and lines[0].startswith(f"{sizes.size - 20} partition(s) keep replicas")
+    assert len(r.extra["stranded"]) == sizes.size - 20

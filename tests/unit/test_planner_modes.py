@@ -200,7 +200,7 @@ def test_invariants_hold_for_random_modes(seed: int) -> None:
         return
     # a replica of a dead broker with nowhere the modes let it go stays, and the plan names its partition;
     # when only a few brokers may receive, a healed partition may span fewer racks or hosts (healing first)
-    stranded = {w.split()[1] for w in r.warnings if "has no live replica (or nowhere it may go)" in w}
+    stranded = set(r.extra["stranded"])
     healed = {snap.partition_label(p) for p in np.nonzero(np.isin(snap.replicas, np.nonzero(~snap.alive)[0]))[0]}
     narrow = bool(c.add_brokers or c.leadership_only)
     left = [v for v in hard_violations(snap, r.after_snapshot, limit=10**6)

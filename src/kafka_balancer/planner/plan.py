@@ -196,6 +196,7 @@ class _Outcome:
     goals_before: tuple[tuple[str, float, str], ...] = ()
     count_moves: dict[str, int] = field(default_factory=dict)
     balanced_at: tuple[np.ndarray, np.ndarray] | None = None  # assignment where the move loop stopped short
+    stranded: tuple[str, ...] = ()  # partitions left with replicas on dead or removed brokers
 
     def metrics(self, cfg: _Settings) -> Metrics:
         return evaluate(self.st.snap, cfg.theta, cfg.eps, loads=self.st.load)
@@ -390,11 +391,19 @@ def _search(
         evacuate.reseat(st)
         st.receive = np.zeros_like(st.receive)
         st.exempt += [(b, r) for b in range(snap.n_brokers) for r in (DISK, NW_IN)]
-    for p in stranded:
-        warnings.append(
-            f"partition {snap.partition_label(p)} has no live replica (or nowhere it may go): it cannot be "
-            f"copied until one of its brokers returns; left in place"
-        )
+    stranded_labels = [snap.partition_label(p) for p, _ in stranded]
+    for why, text in (
+        (evacuate.NO_SOURCE, "have no live replica: they cannot be copied until one of their brokers returns; "
+                             "left in place"),
+        (evacuate.BUDGET, "keep replicas on dead or removed brokers: the move or byte budget is spent (a larger "
+                          "--max-moves or --max-bytes heals them)"),
+        (evacuate.NOWHERE, "keep replicas on dead or removed brokers: no broker that the operator's modes allow "
+                           "can take them"),
+    ):
+        labels = [snap.partition_label(p) for p, w in stranded if w == why]
+        if labels:
+            names = ", ".join(labels[:5]) + (" ..." if len(labels) > 5 else "")
+            warnings.append(f"{len(labels)} partition(s) {text} ({names})")
     kept = leadership.demote(st)
     for why, group in (("their topics are excluded", [p for p in kept if st.frozen[p]]),
                        ("no other replica may lead them", [p for p in kept if not st.frozen[p]])):
@@ -435,7 +444,7 @@ def _search(
         tighten.tighten(st, max_moves=max(100, snap.n_brokers * 4), deadline=t0 + time_limit)
     return _Outcome(
         st, warnings, margin, by_gain_per_byte, relax, start is not None, goals_before=goals_before,
-        count_moves=count_moves, balanced_at=balanced_at,
+        count_moves=count_moves, balanced_at=balanced_at, stranded=tuple(stranded_labels),
     )
 
 
@@ -575,6 +584,7 @@ def _finish(
             "hot_partitions": any(line.startswith("partition ") for line in proofs),
             "count_moves": count_moves,
             "heal": cfg.heal,
+            "stranded": list(out.stranded),
         },
         constraints=cfg.res.constraints,
         goals=tuple(reports),

@@ -20,10 +20,15 @@ import numpy as np
 from kafka_balancer.errors import InputError
 from kafka_balancer.planner.state import State
 
+NO_SOURCE, BUDGET, NOWHERE = "no live replica", "budget", "nowhere"  # why a partition stays stranded
 
-def evacuate(st: State, removed: np.ndarray | None = None) -> tuple[int, list[int]]:
+
+def evacuate(st: State, removed: np.ndarray | None = None) -> tuple[int, list[tuple[int, str]]]:
     """Move replicas off dead brokers, and off brokers being removed (``removed``, a mask; they arrive
-    here as not alive). Returns (replicas moved, partitions with no live replica or nowhere to go).
+    here as not alive). Returns (replicas moved, stranded partitions with why: :data:`NO_SOURCE`, no live
+    replica to copy from; :data:`BUDGET`, the move or byte budget is spent; :data:`NOWHERE`, the operator's
+    modes leave no broker that may take it). Under a budget the smallest replicas go first, so that it
+    heals as many partitions as it can; otherwise the largest, while the most room is left.
 
     A replica that must leave a removed broker but has nowhere to go (too few brokers left for its
     replication factor, no broker in a rack it needs, no broker with room for it, or a budget too small)
@@ -32,17 +37,17 @@ def evacuate(st: State, removed: np.ndarray | None = None) -> tuple[int, list[in
     if dead.size == 0:
         return 0, []
     on_dead = np.any(np.isin(st.rep, dead), axis=1)
-    stranded: list[int] = []
+    stranded: list[tuple[int, str]] = []
     moved = 0
     parts = np.nonzero(on_dead)[0]
-    parts = parts[np.argsort(-st.disk_bytes[parts], kind="stable")]
+    parts = parts[np.argsort(st.disk_bytes[parts] if st.budgeted else -st.disk_bytes[parts], kind="stable")]
     for p in parts.tolist():
         row = st.rep[p]
         live = [int(b) for b in row if b >= 0 and st.alive[b]]
         # a broker being removed is still up: its replicas can be copied even if no other replica is live
         source = live or [int(b) for b in row if b >= 0 and removed is not None and removed[b]]
         if not source:
-            stranded.append(p)
+            stranded.append((p, NO_SOURCE))
             continue
         if live and (st.ldr[p] < 0 or not st.alive[st.ldr[p]]):
             # offline partition with a live replica: it gets a leader among the live ones (not a demoted
@@ -64,7 +69,11 @@ def evacuate(st: State, removed: np.ndarray | None = None) -> tuple[int, list[in
                 if st.budgeted:
                     mask &= st.budget_mask(np.array([p]), src, np.arange(mask.size))[0]
             if not mask.any():
-                stranded.append(p)
+                free = st.receive.copy()
+                free[st.rep[p][st.rep[p] >= 0]] = False
+                spent = bool(free.any()) and st.budgeted and not st.budget_mask(
+                    np.array([p]), src, np.nonzero(free)[0]).any()
+                stranded.append((p, BUDGET if spent else NOWHERE))
                 break
             v0 = st.violations().sum(axis=1)
             v1 = st.violation_of((st.load + delta) / st.cap).sum(axis=1)
