@@ -103,6 +103,7 @@ class PlanResult:
             "constraints": self.constraints.as_dict(),
             "goals": [g.as_dict() for g in self.goals],
             "remaining": list(self.remaining),
+            "stranded": list(self.extra.get("stranded", [])),
         }
 
 
