@@ -317,10 +317,16 @@ def heals(snap: Snapshot, cons: Constraints) -> bool:
     c = cons
     if c.add_brokers or c.remove_brokers or c.leadership_only or snap.alive.all():
         return False
+    return bool(_stranded_slots(snap).any())
+
+
+def _stranded_slots(snap: Snapshot) -> np.ndarray:
+    """[P, R]: replicas on dead brokers of partitions that still have a live replica (what a heal copies)."""
     rep = snap.replicas
     slot = rep >= 0
-    live = slot & snap.alive[np.maximum(rep, 0)]
-    return bool((live.any(axis=1) & (slot & ~live).any(axis=1)).any())
+    live: np.ndarray = slot & snap.alive[np.maximum(rep, 0)]
+    has_live = np.asarray(live.any(axis=1))
+    return np.asarray((slot & ~live) & has_live[:, None])
 
 
 def cfg_resource_first(policy: tuple[str, ...]) -> int:
@@ -633,11 +639,7 @@ def _balance_rate(cfg: _Settings, st: State) -> float:
 
 def _forced_bytes(snap: Snapshot, view: Derived) -> float:
     """Bytes on dead brokers of partitions that still have a live replica: what any heal must copy."""
-    rep = snap.replicas
-    slot = rep >= 0
-    live = slot & snap.alive[np.maximum(rep, 0)]
-    dead = (slot & ~live).sum(axis=1) * live.any(axis=1)
-    return float((dead * view.disk_bytes).sum())
+    return float((_stranded_slots(snap).sum(axis=1) * view.disk_bytes).sum())
 
 
 def _moved_bytes(st: State) -> float:

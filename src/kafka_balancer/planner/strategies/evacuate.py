@@ -88,34 +88,23 @@ def evacuate(st: State, removed: np.ndarray | None = None) -> tuple[int, list[tu
     return moved, stranded
 
 
-def _added_deviation(st: State, cand: np.ndarray, delta: np.ndarray) -> np.ndarray:
-    """[len(cand)]: growth of the squared relative deviation from the ideal (four resources and the replica
-    count) if a replica with load ``delta`` lands on each candidate."""
-    t = st.target
-    safe = np.where(t > 0, t, 1.0)
-    u0 = st.load[cand] / st.cap[cand]
-    u1 = (st.load[cand] + delta) / st.cap[cand]
-    d0 = np.where(t > 0, (u0 - t) / safe, 0.0)
-    d1 = np.where(t > 0, (u1 - t) / safe, 0.0)
-    grow = (d1**2 - d0**2).sum(axis=1)
-    live = st.alive
-    mean = float(st.rcount.sum()) / max(1, int(live.sum()))  # every replica ends on a live broker
-    if mean > 0:
-        c = st.rcount[cand].astype(np.float64)
-        grow += ((c + 1 - mean) / mean) ** 2 - ((c - mean) / mean) ** 2
-    return np.asarray(grow)
-
-
 def _deviation(st: State, b: np.ndarray, load: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """Squared relative deviation from the ideal of brokers ``b`` at ``load`` [len(b), 4] and ``count``."""
+    """Squared relative deviation from the ideal of brokers ``b`` at ``load`` [len(b), 4] and replica
+    ``count``: over the four resources, plus the replica count's from the mean every live broker ends at."""
     t = st.target
     safe = np.where(t > 0, t, 1.0)
     d = np.where(t > 0, (load / st.cap[b] - t) / safe, 0.0)
-    mean = float(st.rcount[st.alive].sum()) / max(1, int(st.alive.sum()))
+    mean = float(st.rcount.sum()) / max(1, int(st.alive.sum()))  # every replica ends on a live broker
     out = (d**2).sum(axis=1)
     if mean > 0:
         out = out + ((count - mean) / mean) ** 2
     return np.asarray(out)
+
+
+def _added_deviation(st: State, cand: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """[len(cand)]: growth of :func:`_deviation` if a replica with load ``delta`` lands on each candidate."""
+    load, count = st.load[cand], st.rcount[cand].astype(np.float64)
+    return _deviation(st, cand, load + delta, count + 1) - _deviation(st, cand, load, count)
 
 
 def reseat(st: State, max_passes: int = 8) -> int:
