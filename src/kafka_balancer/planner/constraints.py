@@ -75,9 +75,10 @@ class Constraints:
             "max_bytes": self.max_bytes,
         }
 
-    def describe(self) -> str:
-        """One line for the terminal: the mode and every constraint that is set."""
-        out = [f"mode {self.mode}"]
+    def describe(self, mode: str | None = None) -> str:
+        """One line for the terminal: the mode (``mode`` when the plan applied another, e.g. ``heal``) and
+        every constraint that is set."""
+        out = [f"mode {mode or self.mode}"]
         for label, ids in (("add", self.add_brokers), ("remove", self.remove_brokers), ("demote", self.demote_brokers)):
             if ids:
                 out.append(f"{label} brokers {','.join(str(b) for b in sorted(ids))}")

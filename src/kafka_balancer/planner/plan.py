@@ -267,9 +267,10 @@ def plan(
     proofs: list[str] | None = None
     add = bounds.brokers_to_add(snap, theta, view)
     if heals(snap, cons):
-        healed = _search(snap, replace(cfg, heal=True), ATTEMPTS[0][0], True, False, t0, time_limit)
+        heal_cfg = replace(cfg, heal=True)
+        healed = _search(snap, heal_cfg, ATTEMPTS[0][0], True, False, t0, time_limit)
         if not _goal_state("capacity", healed.st, cfg)[0]:
-            return _finish(original, snap, replace(cfg, heal=True), healed, ex, hot, add, t0, time_limit)
+            return _finish(original, snap, heal_cfg, healed, ex, hot, add, t0, time_limit)
         # healing alone would leave a broker above θ: this plan balances as well
     attempts = ATTEMPTS if margin is None else ((margin, True), (margin, False))
     if not resources_on or not cons.default:
@@ -314,8 +315,7 @@ def heals(snap: Snapshot, cons: Constraints) -> bool:
     copies what the failure forces and nothing else, so that full replication returns as fast as possible;
     the balance of disk and network-in waits for the next plan (or ``--remove-brokers`` the dead brokers:
     healed and balanced in one plan). It does not apply when healing alone leaves a broker above θ."""
-    c = cons
-    if c.add_brokers or c.remove_brokers or c.leadership_only or snap.alive.all():
+    if cons.add_brokers or cons.remove_brokers or cons.leadership_only or snap.alive.all():
         return False
     return bool(_stranded_slots(snap).any())
 
@@ -407,7 +407,7 @@ def _search(
         (evacuate.NOWHERE, "keep replicas on dead or removed brokers: no broker that the operator's modes allow "
                            "can take them"),
     ):
-        labels = [snap.partition_label(p) for p, w in stranded if w == why]
+        labels = [label for label, (_, w) in zip(stranded_labels, stranded, strict=True) if w == why]
         if labels:
             names = ", ".join(labels[:5]) + (" ..." if len(labels) > 5 else "")
             warnings.append(f"{len(labels)} partition(s) {text} ({names})")
@@ -605,7 +605,7 @@ def _polish(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit
     st = out.st
     # polishing needs no broker above θ; pairs left outside the ε band (out of reach, or given up by the move
     # loop) stay as they are, since no polishing move may make a violation grow, and the rest gets more even
-    within_theta = not bool((st.load[st.alive] > cfg.theta * st.cap[st.alive] * (1 + 1e-12)).any())
+    within_theta = not _goal_state("capacity", st, cfg)[0]
     if cfg.polish_share > 0 and within_theta and st.can_copy() and cfg.resource_first < len(cfg.policy):
         allowance = cfg.polish_share * cfg.lower_bound - _moved_bytes(st)
         n = max(100, snap.n_brokers * 4)

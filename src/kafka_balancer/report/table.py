@@ -80,10 +80,7 @@ def plan_table(result: PlanResult) -> str:
         f"leader moves {result.leader_moves}   bytes to move {human_bytes(result.moved_bytes)}   "
         f"lower bound {human_bytes(lb)}{ratio}   planned in {result.seconds:.2f} s"
     )
-    described = result.constraints.describe()
-    if result.mode != result.constraints.mode:
-        described = described.replace(f"mode {result.constraints.mode}", f"mode {result.mode}", 1)
-    lines.append(described)
+    lines.append(result.constraints.describe(result.mode))
     if result.goals:
         lines.append("")
         lines.append(goal_table(result))

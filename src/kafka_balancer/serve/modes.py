@@ -126,12 +126,11 @@ def propose(mode: str, snap: Snapshot, theta: float, eps: float, *, brokers: Seq
     work = snap
     chosen = frozenset(int(b) for b in brokers)
     c: Constraints | None = None
-    if mode == "evacuate":
-        # a dead broker's replicas are copied and nothing else (the planner's heal): partitions are
-        # under-replicated until the copies finish; the goal detector balances the rest once they are in sync
-        work = _with_dead(snap, brokers)
-    elif mode == "remove_brokers":
+    if mode in ("evacuate", "remove_brokers"):
         work = _with_dead(snap, brokers)  # the planner's dead-broker step moves every replica off them
+    # an evacuation needs no constraint: the planner heals (a dead broker's replicas are copied and nothing
+    # else, while partitions are under-replicated; the goal detector balances the rest once they are in sync)
+    if mode == "remove_brokers":
         c = Constraints(remove_brokers=chosen)
     elif mode == "add_brokers":
         c = Constraints(add_brokers=chosen)

@@ -64,17 +64,12 @@ def evacuate(st: State, removed: np.ndarray | None = None) -> tuple[int, list[tu
                 if not mask.any():
                     raise InputError(_why_not(st, p, src, delta), hint=_HINT)
             if not mask.any():  # spread cannot be kept: any live broker not holding the partition
-                mask = st.receive.copy()
-                mask[st.rep[p][st.rep[p] >= 0]] = False
-                if st.budgeted:
-                    mask &= st.budget_mask(np.array([p]), src, np.arange(mask.size))[0]
-            if not mask.any():
                 free = st.receive.copy()
                 free[st.rep[p][st.rep[p] >= 0]] = False
-                spent = bool(free.any()) and st.budgeted and not st.budget_mask(
-                    np.array([p]), src, np.nonzero(free)[0]).any()
-                stranded.append((p, BUDGET if spent else NOWHERE))
-                break
+                mask = free & st.budget_mask(np.array([p]), src, np.arange(free.size))[0] if st.budgeted else free
+                if not mask.any():  # with free brokers, only the budget can have kept them all out
+                    stranded.append((p, BUDGET if st.budgeted and free.any() else NOWHERE))
+                    break
             v0 = st.violations().sum(axis=1)
             v1 = st.violation_of((st.load + delta) / st.cap).sum(axis=1)
             cost = np.where(mask, v1 - v0, np.inf)
@@ -82,7 +77,7 @@ def evacuate(st: State, removed: np.ndarray | None = None) -> tuple[int, list[tu
             cand = np.nonzero(np.isfinite(cost))[0]
             within = cand[((st.load[cand] + delta) <= st.theta * st.cap[cand] + 1e-9).all(axis=1)]
             cand = within if within.size else cand
-            dst = int(cand[np.argmin(_added_deviation(st, cand, delta))])
+            dst = int(cand[np.argmin(_deviation_change(st, cand, delta, 1))])
             st.move_replica(p, src, dst)
             moved += 1
     return moved, stranded
@@ -101,10 +96,11 @@ def _deviation(st: State, b: np.ndarray, load: np.ndarray, count: np.ndarray) ->
     return np.asarray(out)
 
 
-def _added_deviation(st: State, cand: np.ndarray, delta: np.ndarray) -> np.ndarray:
-    """[len(cand)]: growth of :func:`_deviation` if a replica with load ``delta`` lands on each candidate."""
-    load, count = st.load[cand], st.rcount[cand].astype(np.float64)
-    return _deviation(st, cand, load + delta, count + 1) - _deviation(st, cand, load, count)
+def _deviation_change(st: State, b: np.ndarray, delta: np.ndarray, count: int) -> np.ndarray:
+    """[len(b)]: change of :func:`_deviation` if brokers ``b`` gain load ``delta`` and ``count`` replicas
+    (a replica leaving: ``-delta``, ``-1``)."""
+    load, now = st.load[b], st.rcount[b].astype(np.float64)
+    return _deviation(st, b, load + delta, now + count) - _deviation(st, b, load, now)
 
 
 def reseat(st: State, max_passes: int = 8) -> int:
@@ -118,20 +114,13 @@ def reseat(st: State, max_passes: int = 8) -> int:
         slots = np.nonzero(st.new_replicas())
         for p, k in zip(slots[0].tolist(), slots[1].tolist(), strict=True):
             src = int(st.rep[p, k])
-            mask = st.dest_mask(p, src)
-            mask &= ((st.load + st.role_load(p, src)) <= st.theta * st.cap + 1e-9).all(axis=1)
+            delta = st.role_load(p, src)
+            mask = st.dest_mask(p, src) & ((st.load + delta) <= st.theta * st.cap + 1e-9).all(axis=1)
             dests = np.nonzero(mask)[0]
             if dests.size == 0:
                 continue
-            delta = st.role_load(p, src)
-            src_arr = np.array([src])
-            lose = _deviation(st, src_arr, st.load[src_arr] - delta, st.rcount[src_arr] - 1)[0] - _deviation(
-                st, src_arr, st.load[src_arr], st.rcount[src_arr]
-            )[0]
-            gain = _deviation(st, dests, st.load[dests] + delta, st.rcount[dests] + 1) - _deviation(
-                st, dests, st.load[dests], st.rcount[dests]
-            )
-            total = lose + gain
+            lose = _deviation_change(st, np.array([src]), -delta, -1)[0]
+            total = lose + _deviation_change(st, dests, delta, 1)
             j = int(np.argmin(total))
             if total[j] < -1e-12:
                 st.move_replica(p, src, int(dests[j]))
