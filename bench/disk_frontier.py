@@ -6,6 +6,11 @@ most byte-efficient disk moves it can find (the most loaded broker on disk gives
 20 least loaded, the move lowering the squared relative deviation of disk and network-in most per byte; no
 other goal or constraint is checked, so it is an optimistic frontier) and prints the bytes spent against σ.
 
+It first prints a bound no plan can beat: disk treated as a fluid that can be poured from any broker to any
+other, the least disk to move so that σ reaches the target is what lowers the fullest brokers to a common
+level and fills the emptiest to another (cutting peaks and filling valleys lowers the sum of squares most per
+byte). Real replicas come in sizes and carry other loads, so a real plan needs at least this much.
+
 Command: ``.venv/bin/python bench/disk_frontier.py --snapshot huge.json --target 1.29e-4`` (snapshot from
 ``simulate cluster --preset huge --seed 1``).
 """
@@ -29,6 +34,28 @@ def sigma(load: np.ndarray, cap: np.ndarray, col: int) -> float:
     return float(u.std() / u.sum())
 
 
+def fluid_bound(util: np.ndarray, cap: float, target: float) -> float:
+    """Least bytes (of capacity ``cap`` per broker) to move for the σ of ``util`` to reach ``target``: cap
+    the top at a level h and raise the bottom to a level l holding the same amount, the shallowest pair that
+    gets there (bisection on h; for each h, bisection on l)."""
+    def after(h: float) -> tuple[np.ndarray, float]:
+        cut = float(np.maximum(util - h, 0.0).sum())
+        lo, hi = float(util.min()), float(util.mean())
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if float(np.maximum(mid - util, 0.0).sum()) < cut else (lo, mid)
+        return np.clip(util, hi, h), cut
+
+    top, bottom = float(util.max()), float(util.mean())
+    if float(util.std() / util.sum()) <= target:
+        return 0.0
+    for _ in range(60):
+        mid = (top + bottom) / 2
+        v, _ = after(mid)
+        top, bottom = (mid, bottom) if float(v.std() / v.sum()) > target else (top, mid)
+    return after(bottom)[1] * cap
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--snapshot", required=True)
@@ -36,6 +63,12 @@ def main() -> int:
     ap.add_argument("--max-moves", type=int, default=400)
     args = ap.parse_args()
     snap = read_snapshot(args.snapshot)
+    live0 = snap.alive
+    util0 = Derived(snap).loads[live0, DISK] / snap.capacity[live0, DISK]
+    cap0 = float(snap.capacity[live0, DISK].mean())
+    if np.ptp(snap.capacity[live0, DISK]) == 0:  # the bound assumes equal disks
+        print(f"fluid bound from the snapshot: at least {fluid_bound(util0, cap0, args.target) / 1e9:.1f} GB "
+              f"to reach disk σ {args.target:.4g} (now {util0.std() / util0.sum():.4g})")
     res = plan(snap)
     after = res.after_snapshot
     load, cap = Derived(after).loads.copy(), after.capacity
