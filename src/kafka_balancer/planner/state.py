@@ -56,6 +56,7 @@ class State:
         self.by_gain_per_byte = by_gain_per_byte  # replica choice: most violation removed per byte, or first
         self.relaxed = False  # see judge()
         self.polishing = False  # see judge()
+        self.sift = False  # the repair pass: replica.shed weighs a second round when the source refuses
         self.byte_budget = float("inf")  # bytes replica moves may still copy (lowered by each move)
         self.min_gain_per_byte = 0.0  # polishing: a move must lower the squared deviation this much per byte
         self._bands: scalar_judge.Bands | None = None  # the goals as Python floats (scalar_judge)

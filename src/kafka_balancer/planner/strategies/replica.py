@@ -28,25 +28,43 @@ def _candidate_order(contrib: np.ndarray, need: float, cost: np.ndarray) -> np.n
 
 
 def shed(st: State, src: int, r: int) -> bool:
-    """Move one replica off ``src``, which is above its band (or above θ) on resource ``r``."""
+    """Move one replica off ``src``, which is above its band (or above θ) on resource ``r``.
+
+    In the repair pass (``st.sift``), if none of the candidates can go and some of them only because
+    ``src`` would leave its band on another resource (a broker above the band on network-in but at the
+    bottom of it on disk), a second round weighs only the replicas that ``src`` can give up."""
     m = st.members_arr(src)
     if m.size == 0:
         return False
     is_leader = st.ldr[m] == src
     contrib = np.where(is_leader, st.L[m, r], st.F[m, r])
     keep = contrib > 0
-    m, contrib = m[keep], contrib[keep]
+    m, contrib, is_leader = m[keep], contrib[keep], is_leader[keep]
     if m.size == 0:
         return False
     u = st.load[src, r] / st.cap[src, r]
     ceiling = min(float(st.distribution_goal.hi[r]), st.theta) if u > st.theta else float(st.distribution_goal.hi[r])
     need = max((u - ceiling) * st.cap[src, r], 0.0)
     order = _candidate_order(contrib, need, st.disk_bytes[m])[:MAX_CANDIDATES]
+    moved, source_blocked = _place(st, src, r, m[order])
+    if moved or not source_blocked or not st.sift:
+        return moved
+    role = np.where(is_leader[:, None], st.L[m], st.F[m])
+    u_src = st.load[src] / st.cap[src]
+    bad, _ = st.judge(u_src[None, :], (st.load[src][None, :] - role) / st.cap[src][None, :])
+    m, contrib = m[~bad], contrib[~bad]
+    if m.size == 0:
+        return False
+    return _place(st, src, r, m[_candidate_order(contrib, need, st.disk_bytes[m])[:MAX_CANDIDATES]])[0]
+
+
+def _place(st: State, src: int, r: int, cands: np.ndarray) -> tuple[bool, bool]:
+    """Move the best of ``cands`` (replicas on ``src``, in preference order) to the first acceptable of
+    the destinations least loaded on ``r``. Returns (moved, whether the source refused any candidate)."""
     util_r = st.load[:, r] / st.cap[:, r]
     # destinations in ascending order of load on r; only the least loaded are worth evaluating
     dests = smallest(util_r, MAX_DESTINATIONS, st.alive)
     load_d, cap_d = st.load[dests], st.cap[dests]
-    cands = m[order]
     is_lead = (st.ldr[cands] == src)[:, None]
     deltas = np.where(is_lead, st.L[cands], st.F[cands])  # [K, 4]
     u_src = st.load[src] / st.cap[src]
@@ -63,7 +81,7 @@ def shed(st: State, src: int, r: int) -> bool:
     ok[kk, dd] = ~bad_dst & (g > 1e-9)
     has = ok.any(axis=1)
     if not has.any():
-        return False
+        return False, bool(bad_src.any())
     first = np.argmax(ok, axis=1)  # the first acceptable destination in ascending order of load
     rows = np.nonzero(has)[0]
     if st.by_gain_per_byte:
@@ -72,7 +90,7 @@ def shed(st: State, src: int, r: int) -> bool:
     else:
         k = int(rows[0])  # the first acceptable candidate in preference order
     st.move_replica(int(cands[k]), src, int(dests[first[k]]))
-    return True
+    return True, False
 
 
 def attract(st: State, dst: int, r: int) -> bool:
