@@ -223,7 +223,10 @@ class State:
     def dest_masks(self, parts: np.ndarray, src: int, dests: np.ndarray) -> np.ndarray:
         """[len(parts), len(dests)]: may a replica of each partition leave ``src`` for each destination?"""
         rows = self.rep[parts]  # [K, R], -1 padded
-        mask = self.receive[dests][None, :] & (dests[None, :, None] != rows[:, None, :]).all(axis=2)
+        # column by column: R is 1-4, and a [K, D, R] comparison reduced over R cost twice as much
+        mask = np.broadcast_to(self.receive[dests], (parts.size, dests.size)).copy()
+        for c in range(rows.shape[1]):
+            mask &= dests[None, :] != rows[:, c, None]
         if self.alive[src]:
             mask &= ~self.frozen[parts][:, None]
         # a leader replica takes its leadership along: only to a broker that may lead
@@ -240,7 +243,10 @@ class State:
             # the spread shrinks only if src's group holds no other replica of the partition
             alone = ~(others == gs).any(axis=1)
             if alone.any():
-                clash = (g[dests][None, :, None] == others[:, None, :]).any(axis=2)
+                g_dests = g[dests]
+                clash = np.zeros_like(mask)
+                for c in range(others.shape[1]):
+                    clash |= g_dests[None, :] == others[:, c, None]
                 mask &= ~(alone[:, None] & clash)
         return mask
 
