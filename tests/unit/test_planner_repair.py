@@ -65,3 +65,26 @@ def test_the_plan_repairs_what_the_move_loop_gave_up(monkeypatch: pytest.MonkeyP
     assert any(u.startswith("broker 0 nw_in") for u in left.unresolved)
     light_moved = [int((x.after_snapshot.replicas[HEAVY : HEAVY + LIGHT, 0] != 0).sum()) for x in (r, left)]
     assert light_moved[0] > light_moved[1]
+
+
+def test_count_goals_ranked_above_the_resources_guard_the_repair(monkeypatch: pytest.MonkeyPatch) -> None:
+    # With replica count first, that goal evens the counts (54 / 1 / 1 / 1 -> 13..16 each) before any
+    # resource move, and then guards every later move: the repair, with twelve pairs left outside the band
+    # to work on, may not take a broker's count out of its band either
+    module = importlib.import_module("kafka_balancer.planner.plan")
+    seen: list[tuple[float, float]] = []
+    real = module._repair
+
+    def watched(st: State, cfg: object, deadline: float) -> None:
+        goal = module.make_goal("replica_count", 0.8)
+        before = goal.violation(st)
+        real(st, cfg, deadline)
+        seen.append((before, goal.violation(st)))
+        assert st.guards == [] and not st.sift
+
+    monkeypatch.setattr(module, "_repair", watched)
+    r = plan(_pinned(), goals="replica_count,capacity,distribution")
+    assert len(seen) == 1 and seen[0] == (0.0, 0.0)
+    assert r.unresolved  # what the repair had to work on
+    counts = next(g for g in r.goals if g.name == "replica_count")
+    assert counts.after == 0.0

@@ -638,12 +638,13 @@ def _polish(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit
 
 def _repair(st: State, cfg: _Settings, deadline: float) -> None:
     """The move loop once more over what it left outside the band (not what is proven out of reach), now
-    also weighing, when a source refuses the usual candidates, the replicas it can give up."""
+    also weighing, when a source refuses the usual candidates, the replicas it can give up. Count goals
+    placed above the resource goals (``--goals``) guard it, as they guarded the move loop."""
     if cfg.resource_first >= len(cfg.policy) or not st.can_copy() or not (st.violations() > TOL).any():
         return
-    st.sift = True
+    st.sift, st.guards = True, list(cfg.count_goals(before_resources=True))
     _balance(st, deadline, None, give_up=2, swaps=False)
-    st.sift = False
+    st.sift, st.guards = False, []
 
 
 def _deviation(st: State, load: np.ndarray) -> float:
