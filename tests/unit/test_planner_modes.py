@@ -177,10 +177,13 @@ def test_bad_input_is_one_line_naming_it(c: Constraints, message: str) -> None:
 SMALL = ClusterSpec(brokers=12, brokers_per_host=2, racks=3, topics=12, partitions=240, new_brokers=2, name="small")
 
 
-@pytest.mark.parametrize("seed", range(16))
+@pytest.mark.parametrize("seed", range(40))
 def test_invariants_hold_for_random_modes(seed: int) -> None:
     """The shared checker over seeded random combinations of modes on a 14-broker cluster (every other seed
-    with a dead broker, so healing plans are checked too)."""
+    with a dead broker, so healing plans are checked too). Seed 27 caught a partition whose followers were
+    all demoted when demotion ran, then gained a replica on a broker that may lead while leadership stayed
+    on the demoted one (demotion now runs again at the end); seeds 21 and 33, a checker that took a
+    follower on a dead broker for one that could lead."""
     snap = generate(replace(SMALL, dead_brokers=seed % 2), seed=seed)
     rng = np.random.default_rng(seed)
     ids = [int(b) for b in rng.permutation(snap.n_brokers)]

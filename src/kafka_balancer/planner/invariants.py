@@ -62,7 +62,8 @@ def mode_violations(
     * a replica left on a removed broker;
     * a partition of an excluded topic changed (other than a replica leaving a dead or removed broker);
     * a new replica on a broker outside ``add_brokers`` (when set), or any new replica in leadership-only mode;
-    * a leader on a demoted broker, unless the partition is excluded or every replica of it is demoted;
+    * a leader on a demoted broker, unless the partition is excluded or no other replica of it may lead (each
+      is on a demoted, removed or dead broker);
     * more replica copies than ``max_moves``, or more bytes than ``max_bytes``.
     """
     out: list[str] = []
@@ -93,8 +94,9 @@ def mode_violations(
     if res.demoted.any():
         lead = after.leader
         on_dem = (lead >= 0) & res.demoted[np.maximum(lead, 0)]
-        all_dem = np.all(~slot | res.demoted[np.maximum(new, 0)], axis=1)
-        for p in np.nonzero(on_dem & ~all_dem & ~res.frozen)[0][:limit]:
+        may_lead = res.lead & after.alive
+        other = slot & (new != lead[:, None]) & may_lead[np.maximum(new, 0)]
+        for p in np.nonzero(on_dem & other.any(axis=1) & ~res.frozen)[0][:limit]:
             out.append(f"{label(p)}: led by demoted broker {int(before.broker_ids[lead[p]])}")
     n_copies = int(added.sum())
     if n_copies > res.max_moves:

@@ -424,12 +424,7 @@ def _search(
         if labels:
             names = ", ".join(labels[:5]) + (" ..." if len(labels) > 5 else "")
             warnings.append(f"{len(labels)} partition(s) {text} ({names})")
-    kept = leadership.demote(st)
-    for why, group in (("their topics are excluded", [p for p in kept if st.frozen[p]]),
-                       ("no other replica may lead them", [p for p in kept if not st.frozen[p]])):
-        if group:
-            names = ", ".join(snap.partition_label(p) for p in group[:5]) + (" ..." if len(group) > 5 else "")
-            warnings.append(f"{len(group)} partition(s) keep their leader on a demoted broker: {why} ({names})")
+    leadership.demote(st)  # again at the end, where what is left is reported (see _finish)
     if resume is not None:
         st.adopt(*resume)
     elif start is not None:
@@ -531,6 +526,14 @@ def _finish(
     if repair:
         _repair(st, cfg, t0 + time_limit)
     warnings = list(out.warnings)
+    # demotion once more: a replica moved since the first pass may have given a partition whose followers
+    # were all demoted a broker that may lead it
+    on_demoted = leadership.demote(st)
+    for reason, group in (("their topics are excluded", [p for p in on_demoted if st.frozen[p]]),
+                          ("no other replica may lead them", [p for p in on_demoted if not st.frozen[p]])):
+        if group:
+            names = ", ".join(snap.partition_label(p) for p in group[:5]) + (" ..." if len(group) > 5 else "")
+            warnings.append(f"{len(group)} partition(s) keep their leader on a demoted broker: {reason} ({names})")
     if cfg.heal:
         ids = ",".join(str(int(b)) for b in snap.broker_ids[~snap.alive])
         warnings.append(
