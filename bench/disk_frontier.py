@@ -29,9 +29,13 @@ from kafka_balancer.planner import plan
 COLS = [DISK, NW_IN]
 
 
+def sigma_of(util: np.ndarray) -> float:
+    """Seed 001's σ of the utilisations ``util``: their standard deviation over their sum."""
+    return float(util.std() / util.sum())
+
+
 def sigma(load: np.ndarray, cap: np.ndarray, col: int) -> float:
-    u = load[:, col] / cap[:, col]
-    return float(u.std() / u.sum())
+    return sigma_of(load[:, col] / cap[:, col])
 
 
 def fluid_bound(util: np.ndarray, cap: float, target: float) -> float:
@@ -47,12 +51,12 @@ def fluid_bound(util: np.ndarray, cap: float, target: float) -> float:
         return np.clip(util, hi, h), cut
 
     top, bottom = float(util.max()), float(util.mean())
-    if float(util.std() / util.sum()) <= target:
+    if sigma_of(util) <= target:
         return 0.0
     for _ in range(60):
         mid = (top + bottom) / 2
         v, _ = after(mid)
-        top, bottom = (mid, bottom) if float(v.std() / v.sum()) > target else (top, mid)
+        top, bottom = (mid, bottom) if sigma_of(v) > target else (top, mid)
     return after(bottom)[1] * cap
 
 
@@ -68,7 +72,7 @@ def main() -> int:
     cap0 = float(snap.capacity[live0, DISK].mean())
     if np.ptp(snap.capacity[live0, DISK]) == 0:  # the bound assumes equal disks
         print(f"fluid bound from the snapshot: at least {fluid_bound(util0, cap0, args.target) / 1e9:.1f} GB "
-              f"to reach disk σ {args.target:.4g} (now {util0.std() / util0.sum():.4g})")
+              f"to reach disk σ {args.target:.4g} (now {sigma_of(util0):.4g})")
     res = plan(snap)
     after = res.after_snapshot
     load, cap = Derived(after).loads.copy(), after.capacity

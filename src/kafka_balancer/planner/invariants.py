@@ -94,8 +94,7 @@ def mode_violations(
     if res.demoted.any():
         lead = after.leader
         on_dem = (lead >= 0) & res.demoted[np.maximum(lead, 0)]
-        may_lead = res.lead & after.alive
-        other = slot & (new != lead[:, None]) & may_lead[np.maximum(new, 0)]
+        other = slot & (new != lead[:, None]) & res.lead[np.maximum(new, 0)]  # lead: live, not removed or demoted
         for p in np.nonzero(on_dem & other.any(axis=1) & ~res.frozen)[0][:limit]:
             out.append(f"{label(p)}: led by demoted broker {int(before.broker_ids[lead[p]])}")
     n_copies = int(added.sum())

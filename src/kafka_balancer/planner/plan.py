@@ -422,9 +422,8 @@ def _search(
     ):
         labels = [label for label, (_, w) in zip(stranded_labels, stranded, strict=True) if w == why]
         if labels:
-            names = ", ".join(labels[:5]) + (" ..." if len(labels) > 5 else "")
-            warnings.append(f"{len(labels)} partition(s) {text} ({names})")
-    leadership.demote(st)  # again at the end, where what is left is reported (see _finish)
+            warnings.append(_partitions_line(labels, text))
+    leadership.demote(st)  # before balancing; it runs again in _finish, which reports what is left
     if resume is not None:
         st.adopt(*resume)
     elif start is not None:
@@ -532,8 +531,8 @@ def _finish(
     for reason, group in (("their topics are excluded", [p for p in on_demoted if st.frozen[p]]),
                           ("no other replica may lead them", [p for p in on_demoted if not st.frozen[p]])):
         if group:
-            names = ", ".join(snap.partition_label(p) for p in group[:5]) + (" ..." if len(group) > 5 else "")
-            warnings.append(f"{len(group)} partition(s) keep their leader on a demoted broker: {reason} ({names})")
+            labels = [snap.partition_label(p) for p in group]
+            warnings.append(_partitions_line(labels, f"keep their leader on a demoted broker: {reason}"))
     if cfg.heal:
         ids = ",".join(str(int(b)) for b in snap.broker_ids[~snap.alive])
         warnings.append(
@@ -639,11 +638,17 @@ def _polish(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit
             tighten.tighten(st, max_moves=n, deadline=t0 + time_limit)
 
 
+def _partitions_line(labels: list[str], text: str) -> str:
+    """One warning for many partitions: how many, what, and the first five names."""
+    names = ", ".join(labels[:5]) + (" ..." if len(labels) > 5 else "")
+    return f"{len(labels)} partition(s) {text} ({names})"
+
+
 def _repair(st: State, cfg: _Settings, deadline: float) -> None:
     """The move loop once more over what it left outside the band (not what is proven out of reach), now
     also weighing, when a source refuses the usual candidates, the replicas it can give up. Count goals
     placed above the resource goals (``--goals``) guard it, as they guarded the move loop."""
-    if cfg.resource_first >= len(cfg.policy) or not st.can_copy() or not (st.violations() > TOL).any():
+    if cfg.resource_first >= len(cfg.policy) or not st.can_copy():  # (with nothing left the loop stops at once)
         return
     st.sift, st.guards = True, list(cfg.count_goals(before_resources=True))
     _balance(st, deadline, None, give_up=2, swaps=False)
