@@ -31,7 +31,7 @@ import numpy as np
 from kafka_balancer.errors import InputError
 from kafka_balancer.model.plan_io import Plan, PlanEntry
 from kafka_balancer.model.snapshot import CPU, DISK, NW_IN, NW_OUT, RESOURCES, Derived, Snapshot
-from kafka_balancer.planner import bounds, budget, exact
+from kafka_balancer.planner import bounds, budget, exact, holder_floors
 from kafka_balancer.planner.constraints import Constraints, Resolved, resolve
 from kafka_balancer.planner.count_goals import CountGoal, make_goal
 from kafka_balancer.planner.goals import CapacityGoal
@@ -54,6 +54,9 @@ SWAP_GOALS = frozenset({"potential_nw_out", "topic_spread"})  # count goals that
 # squared deviation per byte that the plan's balancing removed per byte on average (see _balance_rate)
 PAY_SHARE = 0.1
 POLISH_STEPS_MIN, POLISH_STEPS_PER_BROKER = 40, 1  # polishing attempts: max(MIN, PER_BROKER × brokers)
+# a holder this close to its floor, as a share of the band's half width (ε × the mean), is reported as out of
+# reach by proof rather than as left unbalanced
+FLOOR_SLACK = 0.05
 GIVE_UP = 4  # failures after which the move loop leaves a (broker, resource) violation for good
 
 
@@ -179,7 +182,7 @@ class _Settings:
     res: Resolved
     view: Derived
     policy: tuple[str, ...]
-    exempt: tuple[tuple[int, int], ...] = ()  # (broker, resource) pairs provably out of reach: not chased
+    floors: tuple[holder_floors.Floor, ...] = ()  # holders provably outside the band: chased to their floor only
     heal: bool = False  # only the replicas on dead brokers move; the rest is balanced by leadership alone
 
     @property
@@ -267,9 +270,10 @@ def plan(
     lower = bounds.moved_bytes_lower_bound(snap, eps, view)
     if ex is not None and ex.lower is not None:
         lower = max(lower, ex.lower)
-    hot, exempt = bounds.hot_partitions(snap, eps, view)
+    floors = tuple(holder_floors.holder_floors(snap, eps, view))
+    hot = bounds.hot_partitions(snap, eps, view)[0] + holder_floors.lines(snap, floors)
     cfg = _Settings(
-        theta, eps, tighten_leaders, polish_share, lower, compact_moves, before, progress, res, view, policy, exempt
+        theta, eps, tighten_leaders, polish_share, lower, compact_moves, before, progress, res, view, policy, floors
     )
     best: _Outcome | None = None
     proofs: list[str] | None = None
@@ -399,18 +403,20 @@ def _search(
     )
     if "capacity" not in cfg.policy:
         st.capacity_goal = CapacityGoal(float("inf"))
-    st.exempt = list(cfg.exempt)
+    _set_floors(st, cfg)
     if cfg.res.leadership_only:  # disk and network-in move only with replicas: out of reach, not chased
-        st.exempt += [(b, r) for b in range(snap.n_brokers) for r in (DISK, NW_IN)]
+        st.exempt[:, [DISK, NW_IN]] = True
     # a demoted broker leads nothing: its network-out and leader CPU cannot reach the band from below
-    st.exempt += [(int(b), r) for b in np.nonzero(cfg.res.demoted & snap.alive)[0] for r in (CPU, NW_OUT)]
+    demoted = cfg.res.demoted & snap.alive
+    st.exempt[demoted, CPU] = True
+    st.exempt[demoted, NW_OUT] = True
     goals_before = tuple((g, *_goal_state(g, st, cfg)) for g in cfg.policy)
     warnings: list[str] = []
     _, stranded = evacuate.evacuate(st, cfg.res.removed & cfg.res.alive)
     if cfg.heal:  # what a failure forces has moved; disk and network-in move only with replicas
         evacuate.reseat(st)
         st.receive = np.zeros_like(st.receive)
-        st.exempt += [(b, r) for b in range(snap.n_brokers) for r in (DISK, NW_IN)]
+        st.exempt[:, [DISK, NW_IN]] = True
     stranded_labels = [snap.partition_label(p) for p, _ in stranded]
     for why, text in (
         (evacuate.NO_SOURCE, "have no live replica: they cannot be copied until one of their brokers returns; "
@@ -460,6 +466,28 @@ def _search(
         st, warnings, margin, by_gain_per_byte, relax, start is not None, goals_before=goals_before,
         count_moves=count_moves, balanced_at=balanced_at, stranded=tuple(stranded_labels),
     )
+
+
+def _set_floors(st: State, cfg: _Settings) -> None:
+    """Holder floors into the state: a holder at its floor is left there. The floor itself, with no slack:
+    the last steps towards it can still move other load, and plans depend on them (docs/planner.md)."""
+    fl = cfg.floors
+    st.floor_part = np.array([f.partition for f in fl], dtype=np.int64)
+    st.floor_res = np.array([f.resource for f in fl], dtype=np.int64)
+    st.floor_all = np.array([f.everyone for f in fl], dtype=bool)
+    st.floor_util = np.array([f.util if f.via >= 0 else np.inf for f in fl])
+
+
+def _at_floor(st: State, cfg: _Settings) -> np.ndarray:
+    """[B, R]: holders within ``FLOOR_SLACK`` of the band's half width above their floor (out of reach by
+    proof, so not reported as left unbalanced)."""
+    near = np.zeros(st.load.shape, dtype=bool)
+    if st.floor_part.size:
+        b, r, f = st.floored()
+        slack = FLOOR_SLACK * cfg.eps * st.target[r]
+        hit = st.load[b, r] / st.cap[b, r] <= f + slack
+        near[b[hit], r[hit]] = True
+    return near
 
 
 def _goal_state(name: str, st: State, cfg: _Settings) -> tuple[float, str]:
@@ -560,7 +588,8 @@ def _finish(
     entries, replica_moves, leader_moves, moved = _diff(original, st, cfg.res)
     after_snap = snap.with_assignment(st.rep, st.ldr)
     after = evaluate(after_snap, cfg.theta, cfg.eps)
-    left = [(int(b), int(r)) for b, r in zip(*np.nonzero(st.violations() > TOL), strict=True)]
+    out_of_band = (st.violations() > TOL) & ~_at_floor(st, cfg)
+    left = [(int(b), int(r)) for b, r in zip(*np.nonzero(out_of_band), strict=True)]
     unresolved = tuple(
         f"broker {int(snap.broker_ids[b])} {RESOURCES[r]} at {st.load[b, r] / st.cap[b, r]:.3f} "
         f"(target {st.target[r]:.3f})"
