@@ -41,7 +41,7 @@ CASES: dict[str, tuple[ClusterSpec, int, Constraints | None]] = {
 DIGESTS: dict[str, str] = {
     "dead-broker-1": "35c93bb8d783a5d3",
     "hetero-0": "387d071be2430526",
-    "mini-hard-0": "c1be47d9a5814e41",
+    "mini-hard-0": "ce4189e3dd02b199",
     "new-brokers-0": "cd2e74a0f6d624c1",
     "overloaded-0": "fca15369d9710823",
     "paper-0": "66a14f7453906ee7",

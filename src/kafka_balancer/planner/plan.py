@@ -182,7 +182,8 @@ class _Settings:
     res: Resolved
     view: Derived
     policy: tuple[str, ...]
-    floors: tuple[holder_floors.Floor, ...] = ()  # holders provably outside the band: chased to their floor only
+    exempt: tuple[tuple[int, int], ...] = ()  # (broker, resource) pairs provably out of reach: not chased
+    floors: tuple[holder_floors.Floor, ...] = ()  # holders provably outside the band (reported, see _at_floor)
     heal: bool = False  # only the replicas on dead brokers move; the rest is balanced by leadership alone
 
     @property
@@ -270,10 +271,12 @@ def plan(
     lower = bounds.moved_bytes_lower_bound(snap, eps, view)
     if ex is not None and ex.lower is not None:
         lower = max(lower, ex.lower)
+    hot, exempt = bounds.hot_partitions(snap, eps, view)
     floors = tuple(holder_floors.holder_floors(snap, eps, view))
-    hot = bounds.hot_partitions(snap, eps, view)[0] + holder_floors.lines(snap, floors)
+    hot += holder_floors.lines(snap, floors)
     cfg = _Settings(
-        theta, eps, tighten_leaders, polish_share, lower, compact_moves, before, progress, res, view, policy, floors
+        theta, eps, tighten_leaders, polish_share, lower, compact_moves, before, progress, res, view, policy, exempt,
+        floors,
     )
     best: _Outcome | None = None
     proofs: list[str] | None = None
@@ -403,7 +406,8 @@ def _search(
     )
     if "capacity" not in cfg.policy:
         st.capacity_goal = CapacityGoal(float("inf"))
-    _set_floors(st, cfg)
+    for b, r in cfg.exempt:
+        st.exempt[b, r] = True
     if cfg.res.leadership_only:  # disk and network-in move only with replicas: out of reach, not chased
         st.exempt[:, [DISK, NW_IN]] = True
     # a demoted broker leads nothing: its network-out and leader CPU cannot reach the band from below
@@ -468,25 +472,16 @@ def _search(
     )
 
 
-def _set_floors(st: State, cfg: _Settings) -> None:
-    """Holder floors into the state: a holder at its floor is left there. The floor itself, with no slack:
-    the last steps towards it can still move other load, and plans depend on them (docs/planner.md)."""
-    fl = cfg.floors
-    st.floor_part = np.array([f.partition for f in fl], dtype=np.int64)
-    st.floor_res = np.array([f.resource for f in fl], dtype=np.int64)
-    st.floor_all = np.array([f.everyone for f in fl], dtype=bool)
-    st.floor_util = np.array([f.util if f.via >= 0 else np.inf for f in fl])
-
-
 def _at_floor(st: State, cfg: _Settings) -> np.ndarray:
-    """[B, R]: holders within ``FLOOR_SLACK`` of the band's half width above their floor (out of reach by
-    proof, so not reported as left unbalanced)."""
+    """[B, R]: present holders of a partition with a holder floor (holder_floors.py), at most ``FLOOR_SLACK``
+    of the band's half width above it: out of reach by proof, so not reported as left unbalanced. The move
+    loop does not use the floors (docs/planner.md, "Shortfalls")."""
     near = np.zeros(st.load.shape, dtype=bool)
-    if st.floor_part.size:
-        b, r, f = st.floored()
-        slack = FLOOR_SLACK * cfg.eps * st.target[r]
-        hit = st.load[b, r] / st.cap[b, r] <= f + slack
-        near[b[hit], r[hit]] = True
+    for f in cfg.floors:
+        holders = st.rep[f.partition][st.rep[f.partition] >= 0] if f.everyone else st.ldr[f.partition : f.partition + 1]
+        for b in holders[holders >= 0].tolist():
+            u = st.load[b, f.resource] / st.cap[b, f.resource]
+            near[b, f.resource] |= bool(u <= f.util + FLOOR_SLACK * cfg.eps * st.target[f.resource])
     return near
 
 

@@ -52,15 +52,9 @@ class State:
         self._min_bytes: float | None = None
         self.swap_allowance = float("inf")  # bytes the swap-based count goals may still copy
         self.guards: list[CountGoal] = []  # count goals of higher priority that a move may not worsen
-        # (broker, resource) pairs out of reach whatever the plan (a demoted broker's network-out, disk on a
-        # leadership-only plan): never chased
+        # (broker, resource) pairs out of reach whatever the plan (a too-hot partition's leader, a demoted
+        # broker's network-out, disk on a leadership-only plan): never chased
         self.exempt = np.zeros((snap.n_brokers, snap.leader_load.shape[1]), dtype=bool)
-        # holder floors (holder_floors.py): whoever holds partition floor_part in the role (its leader, or
-        # every replica where floor_all) is chased on floor_res only down to floor_util, then left
-        self.floor_part = np.zeros(0, dtype=np.int64)
-        self.floor_res = np.zeros(0, dtype=np.int64)
-        self.floor_all = np.zeros(0, dtype=bool)
-        self.floor_util = np.zeros(0)
         self.by_gain_per_byte = by_gain_per_byte  # replica choice: most violation removed per byte, or first
         self.relaxed = False  # see judge()
         self.polishing = False  # see judge()
@@ -136,27 +130,10 @@ class State:
 
     def violations(self) -> FloatArr:
         """Violation per (broker, resource); 0 on dead brokers and on pairs provably out of reach."""
-        util = self.util()
-        v = self.violation_of(util)
+        v = self.violation_of(self.util())
         v[~self.alive] = 0.0
         v[self.exempt] = 0.0
-        if self.floor_part.size:
-            b, r, f = self.floored()
-            hit = util[b, r] <= f
-            v[b[hit], r[hit]] = 0.0
         return v
-
-    def floored(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(broker, resource, floor) of every present holder that a holder floor binds."""
-        lead = ~self.floor_all
-        rows = self.rep[self.floor_part[self.floor_all]]
-        width = rows.shape[1]
-        held = rows.ravel() >= 0
-        b = np.concatenate([self.ldr[self.floor_part[lead]], rows.ravel()[held]])
-        r = np.concatenate([self.floor_res[lead], np.repeat(self.floor_res[self.floor_all], width)[held]])
-        f = np.concatenate([self.floor_util[lead], np.repeat(self.floor_util[self.floor_all], width)[held]])
-        ok = b >= 0
-        return b[ok], r[ok], f[ok]
 
     def judge(self, util0: FloatArr, util1: FloatArr, v0: FloatArr | None = None) -> tuple[np.ndarray, np.ndarray]:
         """For utilisations before and after a change (last axis: resources, broadcastable): does the

@@ -57,10 +57,7 @@ def polish(
             mag = np.abs(dev)
             for b, r in stuck:
                 mag[b, r] = 0.0
-            mag[st.exempt] = 0.0  # out of reach whatever the plan: never tried
-            if st.floor_part.size:  # holders of a partition that keeps them outside the band: never tried
-                fb, fr, _ = st.floored()
-                mag[fb, fr] = 0.0
+            mag[st.exempt] = 0.0  # provably out of reach (a partition too hot for any broker): never tried
             flat = int(np.argmax(mag))
             b, r = divmod(flat, mag.shape[1])
             if mag[b, r] <= min_dev:
