@@ -478,7 +478,8 @@ def _at_floor(st: State, cfg: _Settings) -> np.ndarray:
     loop does not use the floors (docs/planner.md, "Shortfalls")."""
     near = np.zeros(st.load.shape, dtype=bool)
     for f in cfg.floors:
-        holders = st.rep[f.partition][st.rep[f.partition] >= 0] if f.everyone else st.ldr[f.partition : f.partition + 1]
+        row = st.rep[f.partition]
+        holders = row if f.everyone else st.ldr[f.partition : f.partition + 1]
         for b in holders[holders >= 0].tolist():
             u = st.load[b, f.resource] / st.cap[b, f.resource]
             near[b, f.resource] |= bool(u <= f.util + FLOOR_SLACK * cfg.eps * st.target[f.resource])

@@ -28,6 +28,7 @@ from kafka_balancer.planner.strategies import swap
 # the planner that reached polishing by another path: twice that is the margin.
 MAX_IDLE = 64
 
+
 def polish(
     st: State,
     budget: float,
