@@ -273,7 +273,8 @@ def plan(
         lower = max(lower, ex.lower)
     hot, exempt = bounds.hot_partitions(snap, eps, view)
     floors = tuple(holder_floors.holder_floors(snap, eps, view))
-    hot += holder_floors.lines(snap, floors)
+    # reported with the other proofs, but they steer nothing (the attempts and the relaxed pass look at hot)
+    proven = hot + holder_floors.lines(snap, floors)
     cfg = _Settings(
         theta, eps, tighten_leaders, polish_share, lower, compact_moves, before, progress, res, view, policy, exempt,
         floors,
@@ -285,7 +286,7 @@ def plan(
         heal_cfg = replace(cfg, heal=True)
         healed = _search(snap, heal_cfg, ATTEMPTS[0][0], True, False, t0, time_limit)
         if not _goal_state("capacity", healed.st, cfg)[0]:
-            return _finish(original, snap, heal_cfg, healed, ex, hot, add, t0, time_limit, repair=False)
+            return _finish(original, snap, heal_cfg, healed, ex, proven, add, t0, time_limit, repair=False)
         # healing alone would leave a broker above θ: this plan balances as well
     attempts = ATTEMPTS if margin is None else ((margin, True), (margin, False))
     if not resources_on or not cons.default:
@@ -326,7 +327,7 @@ def plan(
     # purpose: there, fixing pairs one by one piles the excess onto fewer brokers (hetero seed 0: 52 pairs
     # outside the band became 32, but max γ on network-in went from 0.21 to 0.45)
     repair = not add and not proofs and not (ex is not None and ex.infeasible) and not best.relaxed
-    return _finish(original, snap, cfg, best, ex, (proofs or []) + hot, add, t0, time_limit, repair=repair)
+    return _finish(original, snap, cfg, best, ex, (proofs or []) + proven, add, t0, time_limit, repair=repair)
 
 
 def heals(snap: Snapshot, cons: Constraints) -> bool:
