@@ -144,6 +144,8 @@ def holder_floors(snap: Snapshot, eps: float, view: Derived | None = None) -> li
     leader, follower = snap.leader_load[live], snap.follower_load[live]
     pool = np.vstack([leader, follower])  # every role once (a relaxation: a broker holds one of them)
     parts = np.nonzero(live)[0]
+    n = parts.size
+    own = pool[:n] + pool[n:]  # what a partition's own two roles bring, per resource
     found: list[Floor] = []
     for r in np.nonzero(active)[0].tolist():
         others = [s for s in np.nonzero(active)[0].tolist() if s != r]
@@ -152,7 +154,6 @@ def holder_floors(snap: Snapshot, eps: float, view: Derived | None = None) -> li
             s: _Knapsack(pool[:, r], pool[:, s], float(bottom[s] * rows[:, s].max() + 2 * pool[:, s].max()))
             for s in others
         }
-        n = parts.size
         for everyone, load in ((False, leader), (True, follower)):
             if everyone and not (follower[:, r] > 0).any():
                 continue
@@ -162,8 +163,7 @@ def holder_floors(snap: Snapshot, eps: float, view: Derived | None = None) -> li
             for row in rows:
                 rest_most = np.zeros(n)
                 for s in others:
-                    own = pool[:n, s] + pool[n:, s]
-                    rest_most = np.maximum(rest_most, sacks[s].least_many(bottom[s] * row[s] - load[:, s] + own))
+                    rest_most = np.maximum(rest_most, sacks[s].least_many(bottom[s] * row[s] - load[:, s] + own[:, s]))
                 most = np.maximum(most, (load[:, r] + rest_most) / row[r])
             cand = np.nonzero(most > top[r] + 1e-9)[0]
             for i in cand.tolist():
