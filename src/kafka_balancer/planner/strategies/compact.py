@@ -25,6 +25,12 @@ def compact(st: State, max_passes: int = 3) -> int:
     """Send new replicas back where the goals allow; returns the number undone."""
     snap = st.snap
     undone = 0
+    # An undo refused in one pass is refused again in the next unless something it depends on changed: the
+    # loads of its two brokers (``touched``: undos so far on each broker) or the partition's replicas and
+    # leader. Budgets and guarded goals depend on the whole state, so with either every undo is re-judged.
+    remember = not st.budgeted and not st.guards
+    touched = [0] * snap.n_brokers
+    refused: dict[tuple[int, int, int], tuple[int, int, tuple[int, ...], int]] = {}
     for _ in range(max_passes):
         old, new = snap.replicas, st.rep
         rows, cols = np.nonzero(st.new_replicas())
@@ -39,14 +45,18 @@ def compact(st: State, max_passes: int = 3) -> int:
             now = st.rep[p].tolist()
             left = [b for b in old[p].tolist() if b >= 0 and b not in now and st.alive[b]]
             for dst in left:
-                delta = st.role_load(p, src)
-                if not st.spread_ok(p, src, dst):
+                seen = (touched[src], touched[dst], tuple(now), int(st.ldr[p]))
+                if remember and refused.get((p, src, dst)) == seen:
                     continue
-                if _harmless(st, src, -delta) and _harmless(st, dst, delta):
+                delta = st.role_load(p, src)
+                if st.spread_ok(p, src, dst) and _harmless(st, src, -delta) and _harmless(st, dst, delta):
                     st.move_replica(p, src, dst)
+                    touched[src] += 1
+                    touched[dst] += 1
                     undone += 1
                     changed = True
                     break
+                refused[(p, src, dst)] = seen
         if not changed:
             break
     return undone + _leaders(st)
