@@ -139,3 +139,26 @@ def test_plan_io_and_apply(tmp_path: Path) -> None:
         apply_plan(snap, Plan((PlanEntry("orders", 9, (0, 1, 2)),)))
     with pytest.raises(InputError, match="listed twice"):
         plan_from_dict({"version": 1, "partitions": [{"topic": "a", "partition": 0, "replicas": [1]}] * 2})
+
+
+@pytest.mark.parametrize("collector_on", [True, False])
+def test_parsing_restores_the_cycle_collector(tmp_path: Path, collector_on: bool) -> None:
+    """Parsing pauses the cycle collector (see ``no_cycle_collection``); it comes back as it was, after a good
+    document and after a bad one."""
+    import gc
+
+    good = tmp_path / "good.json"
+    good.write_bytes(json.dumps(GOOD).encode())
+    bad = copy.deepcopy(GOOD)
+    bad["partitions"][1]["replicas"] = [0, 9]
+    (tmp_path / "bad.json").write_bytes(json.dumps(bad).encode())
+    was = gc.isenabled()
+    try:
+        gc.enable() if collector_on else gc.disable()
+        assert read_snapshot(good).n_partitions == len(GOOD["partitions"])
+        assert gc.isenabled() is collector_on
+        with pytest.raises(InputError, match="not a known broker"):
+            read_snapshot(tmp_path / "bad.json")
+        assert gc.isenabled() is collector_on
+    finally:
+        gc.enable() if was else gc.disable()

@@ -35,6 +35,7 @@ from kafka_balancer.validate.jsondoc import (
     broker_id,
     default_hint,
     field,
+    no_cycle_collection,
     number,
     obj,
     parse_json,
@@ -56,11 +57,12 @@ def parse_snapshot(data: bytes, source: str) -> Snapshot:
     then the file's bytes plus one slice's objects, instead of the whole document's (1.3M replicas: about
     0.7 GB of objects). Anything that does not look like a plain document, and any error at all, goes
     through the whole-document path, so what is accepted and every error message stay the same."""
-    if len(data) >= SLICED_MIN_BYTES:
-        snap = _parse_sliced(data, source)
-        if snap is not None:
-            return snap
-    return snapshot_from_dict(parse_json(data, source, WHAT), source)
+    with no_cycle_collection():
+        if len(data) >= SLICED_MIN_BYTES:
+            snap = _parse_sliced(data, source)
+            if snap is not None:
+                return snap
+        return snapshot_from_dict(parse_json(data, source, WHAT), source)
 
 
 def snapshot_from_dict(doc: Any, source: str = "snapshot") -> Snapshot:
