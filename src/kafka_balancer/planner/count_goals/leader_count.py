@@ -106,7 +106,8 @@ def _exchange_candidates(
     if inc.size < 2 or out.size == 0:
         return None
     t = np.where(st.target > 0, st.target, 1.0)
-    weight = (st.LF / st.cap[dst] / t).sum(axis=1)
+    weight = np.zeros(st.LF.shape[0])  # read only at dst's partitions: computed there alone
+    weight[m] = (st.LF[m] / st.cap[dst] / t).sum(axis=1)
     inc = inc[np.argsort(weight[inc], kind="stable")[:n_in]]
     return inc, out[np.argsort(-weight[out], kind="stable")[:n_out]], weight
 
