@@ -79,6 +79,7 @@ class State:
         n = snap.n_brokers
         self.members: list[set[int]] = [set(r.tolist()) for r in view.rows_by_broker]
         self._members_arr: dict[int, np.ndarray] = {}  # members_arr's cache
+        self._member_roles: dict[int, np.ndarray] = {}  # member_roles' cache
         self.rcount = view.replica_counts.copy()
         self.lcount = np.bincount(self.ldr[self.ldr >= 0], minlength=n).astype(np.int64)
         self.potential = view.potential_nw_out.copy()  # nw_out each broker would serve if all its replicas led
@@ -346,11 +347,15 @@ class State:
         self.members[dst].add(p)
         self._members_arr.pop(src, None)
         self._members_arr.pop(dst, None)
+        self._member_roles.pop(src, None)
+        self._member_roles.pop(dst, None)
         self.replica_moves += 1
         self.byte_budget -= float(self.disk_bytes[p])
 
     def move_leadership(self, p: int, dst: int) -> None:
         src = int(self.ldr[p])
+        self._member_roles.pop(src, None)
+        self._member_roles.pop(dst, None)
         if src >= 0:
             self.load[src] -= self.LF[p]
             self.lcount[src] -= 1
@@ -371,3 +376,14 @@ class State:
             m.flags.writeable = False
             self._members_arr[b] = m
         return m
+
+    def member_roles(self, b: int) -> np.ndarray:
+        """[len(members_arr(b)), R]: the load each of ``b``'s replicas puts on it (its leader's or follower's),
+        read-only: kept until a replica or leadership move touches ``b``."""
+        la = self._member_roles.get(b)
+        if la is None:
+            m = self.members_arr(b)
+            la = np.where((self.ldr[m] == b)[:, None], self.L[m], self.F[m])
+            la.flags.writeable = False
+            self._member_roles[b] = la
+        return la

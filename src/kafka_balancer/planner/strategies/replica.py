@@ -37,7 +37,7 @@ def shed(st: State, src: int, r: int) -> bool:
     if m.size == 0:
         return False
     is_leader = st.ldr[m] == src
-    contrib = np.where(is_leader, st.L[m, r], st.F[m, r])
+    contrib = st.member_roles(src)[:, r]
     keep = contrib > 0
     m, contrib, is_leader = m[keep], contrib[keep], is_leader[keep]
     if m.size == 0:

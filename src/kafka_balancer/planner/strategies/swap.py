@@ -14,15 +14,10 @@ MAX_PARTNERS = 6
 MAX_PAIRS_CHECKED = 64
 
 
-def _role_loads(st: State, parts: np.ndarray, b: int) -> np.ndarray:
-    is_leader = (st.ldr[parts] == b)[:, None]
-    return np.where(is_leader, st.L[parts], st.F[parts])
-
-
 def _givers(st: State, hi: int, r: int) -> tuple[np.ndarray, np.ndarray]:
     """``hi``'s replicas and their loads, heaviest on ``r`` first (stable: ties keep member order)."""
     a = st.members_arr(hi)
-    la = _role_loads(st, a, hi)
+    la = st.member_roles(hi)
     order = np.argsort(-la[:, r], kind="stable")
     return a[order], la[order]
 
@@ -37,14 +32,15 @@ def swap_between(st: State, hi: int, lo: int, r: int,
     a, la = givers if givers is not None else _givers(st, hi, r)
     if a.size == 0:
         return False
-    b = st.members_arr(lo)
+    b, lb = st.members_arr(lo), st.member_roles(lo)
     keep = ~np.any(st.rep[a] == lo, axis=1)
-    b = b[~np.any(st.rep[b] == hi, axis=1)] if b.size else b
+    if b.size:
+        b_keep = ~np.any(st.rep[b] == hi, axis=1)
+        b, lb = b[b_keep], lb[b_keep]
     a, la = a[keep][:TOP_A], la[keep][:TOP_A]
     if a.size == 0:
         return False
     if b.size:
-        lb = _role_loads(st, b, lo)
         # what lo could give back: its lightest replicas on r, and its heaviest on the resource where it
         # is closest to its ceiling (a broker full on network-in but short of disk trades one for the other)
         u_lo = st.load[lo] / st.cap[lo]
