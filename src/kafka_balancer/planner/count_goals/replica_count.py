@@ -80,13 +80,12 @@ class ReplicaCountGoal(_BrokerCountGoal):
 
 def _move_one_replica(st: State, src: int, dests: np.ndarray, resource_guard: bool) -> bool:
     """Move one replica off ``src`` to one of ``dests``, the pair disturbing resource balance least."""
-    m = st.members_arr(src)
+    m, role = st.members_arr(src), st.member_roles(src)
     if st.alive[src]:
-        m = m[~st.frozen[m]]
+        movable = ~st.frozen[m]
+        m, role = m[movable], role[movable]
     if m.size == 0:
         return False
-    is_lead = st.ldr[m] == src
-    role = np.where(is_lead[:, None], st.L[m], st.F[m])
     t = np.where(st.target > 0, st.target, 1.0)
     impact = (role / st.cap[src] / t).sum(axis=1) + (st.disk_bytes[m] / (st.byte_floor * 8.0))
     order = np.argsort(impact, kind="stable")[:K_CANDIDATES]
@@ -122,10 +121,10 @@ def _exchange(st: State, src: int, dests: np.ndarray, resource_guard: bool) -> b
     single move would push a resource out of its band (a new broker full of large replicas takes two
     small ones for one of them)."""
     a_all = st.members_arr(src)
-    a_all = a_all[~st.frozen[a_all]]
+    movable = ~st.frozen[a_all]
+    a_all, la_all = a_all[movable], st.member_roles(src)[movable]
     if a_all.size < 2:
         return False
-    la_all = np.where((st.ldr[a_all] == src)[:, None], st.L[a_all], st.F[a_all])
     t = np.where(st.target > 0, st.target, 1.0)
     small = np.argsort((la_all / st.cap[src] / t).sum(axis=1), kind="stable")[:X_CANDIDATES]
     a_all, la_all = a_all[small], la_all[small]

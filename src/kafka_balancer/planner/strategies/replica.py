@@ -36,10 +36,10 @@ def shed(st: State, src: int, r: int) -> bool:
     m = st.members_arr(src)
     if m.size == 0:
         return False
-    is_leader = st.ldr[m] == src
-    contrib = st.member_roles(src)[:, r]
+    roles = st.member_roles(src)
+    contrib = roles[:, r]
     keep = contrib > 0
-    m, contrib, is_leader = m[keep], contrib[keep], is_leader[keep]
+    m, contrib, roles = m[keep], contrib[keep], roles[keep]
     if m.size == 0:
         return False
     u = st.load[src, r] / st.cap[src, r]
@@ -49,9 +49,8 @@ def shed(st: State, src: int, r: int) -> bool:
     moved, source_blocked = _place(st, src, r, m[order])
     if moved or not source_blocked or not st.sift:
         return moved
-    role = np.where(is_leader[:, None], st.L[m], st.F[m])
     u_src = st.load[src] / st.cap[src]
-    bad, _ = st.judge(u_src[None, :], (st.load[src][None, :] - role) / st.cap[src][None, :])
+    bad, _ = st.judge(u_src[None, :], (st.load[src][None, :] - roles) / st.cap[src][None, :])
     m, contrib = m[~bad], contrib[~bad]
     if m.size == 0:
         return False
