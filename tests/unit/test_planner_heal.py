@@ -3,13 +3,17 @@ failure forces, places it where it balances best, and balances the rest by leade
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
-from kafka_balancer.model.snapshot import Snapshot
+from kafka_balancer.model.snapshot import DISK, NW_IN, Snapshot
 from kafka_balancer.planner import plan
+from kafka_balancer.planner.bounds import heal_sigma_floor
 from kafka_balancer.planner.constraints import Constraints
 from kafka_balancer.planner.invariants import hard_violations, mode_violations
+from kafka_balancer.planner.metrics import evaluate
 from kafka_balancer.planner.plan import heals
 from kafka_balancer.report.table import plan_table
 from kafka_balancer.sim.cluster import PRESETS, generate
@@ -97,6 +101,13 @@ def test_heal_on_the_dead_broker_preset(seed: int) -> None:
     for k, m in r.after.resources.items():
         assert m.sigma <= r.before.resources[k].sigma + 1e-12, k
         assert m.over_theta == 0
+    # the heal's σ floor holds on the plan, and the plan says so when it is above η
+    floor = heal_sigma_floor(snap, np.isin(snap.replicas, dead).sum(axis=1))
+    assert set(floor) == {DISK, NW_IN}
+    for res, key in ((DISK, "disk"), (NW_IN, "nw_in")):
+        assert r.after.resources[key].sigma >= floor[res] - 1e-12
+    said = [w for w in r.warnings if w.startswith("no heal can bring σ within η")]
+    assert bool(said) == any(s > r.after.eta for s in floor.values())
 
 
 def test_heal_under_a_byte_budget_copies_the_smallest_first_and_says_the_rest_in_one_line() -> None:
@@ -113,3 +124,44 @@ def test_heal_under_a_byte_budget_copies_the_smallest_first_and_says_the_rest_in
     lines = [w for w in r.warnings if "budget is spent" in w]
     assert len(lines) == 1 and lines[0].startswith(f"{sizes.size - 20} partition(s) keep replicas")
     assert len(r.extra["stranded"]) == sizes.size - 20
+
+
+def test_heal_sigma_floor_pours_the_copies_into_the_emptiest_brokers() -> None:
+    # live brokers hold 30, 50 and 70 GB of 100; the dead one holds a 30 GB replica of partition 0. Poured,
+    # 20 GB lift broker 0 to 50 and the other 10 GB lift brokers 0 and 1 to 55: σ of 0.55, 0.55, 0.70
+    snap = _snap([[0, 3], [1], [2]], disk=[30, 50, 70], alive=[True, True, True, False])
+    floor = heal_sigma_floor(snap, np.array([1, 0, 0]))
+    util = np.array([0.55, 0.55, 0.70])
+    assert floor[DISK] == pytest.approx(util.std() / util.sum(), rel=1e-9)
+    # the real heals cannot beat it: the copy can only go to broker 1 or 2 (broker 0 holds the partition)
+    for b in (1, 2):
+        healed = snap.with_assignment(np.array([[0, b], [1, -1], [2, -1]]), snap.leader)
+        assert evaluate(healed).resources["disk"].sigma > floor[DISK]
+    assert heal_sigma_floor(snap, np.zeros(3, dtype=np.int64)) == {}
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_heal_sigma_floor_is_below_every_heal(seed: int) -> None:
+    """Small random clusters, one dead broker: every way to place its replicas on live brokers that hold
+    none of the partition ends at or above the floor, on disk and on network-in."""
+    rng = np.random.default_rng(seed)
+    n, p = 5, 7
+    reps = [sorted(rng.choice(n, size=2, replace=False).tolist()) for _ in range(p)]
+    snap = _snap(reps, disk=rng.uniform(1, 20, p).round(2).tolist(), alive=[True] * (n - 1) + [False])
+    dead = n - 1
+    stranded = [i for i, row in enumerate(reps) if dead in row]
+    floor = heal_sigma_floor(snap, np.array([int(dead in row) for row in reps]))
+    if not stranded:
+        assert floor == {}
+        return
+    choices = [[b for b in range(n - 1) if b not in reps[i]] for i in stranded]
+    lowest = {"disk": np.inf, "nw_in": np.inf}
+    for pick in itertools.product(*choices):
+        rows = [list(row) for row in reps]
+        for i, b in zip(stranded, pick, strict=True):
+            rows[i] = [b if x == dead else x for x in rows[i]]
+        m = evaluate(snap.with_assignment(np.array(rows), snap.leader))
+        for key in lowest:
+            lowest[key] = min(lowest[key], m.resources[key].sigma)
+    assert lowest["disk"] >= floor[DISK] - 1e-12
+    assert lowest["nw_in"] >= floor[NW_IN] - 1e-12

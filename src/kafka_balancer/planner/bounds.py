@@ -287,3 +287,39 @@ def spread_lp_infeasibility(snap: Snapshot, theta: float, eps: float, view: Deri
                     f"{worst_u:.3f} from partitions that span every {kind}"
                 )
     return out
+
+
+def heal_sigma_floor(snap: Snapshot, copies: np.ndarray, view: Derived | None = None) -> dict[int, float]:
+    """resource -> the least σ that disk or network-in can have after copying ``copies[p]`` replicas of each
+    partition ``p`` to live brokers and moving nothing else (a heal: the replicas on dead brokers).
+
+    Those resources move only with replicas, so each live broker ends with its present load plus what it
+    receives. However the copies are placed, σ (the spread of the brokers' shares) is no lower than when
+    their load is poured like a fluid into the emptiest brokers up to a common level: with the sum fixed,
+    that is what minimises the sum of squares. Given only where it is exact: live brokers of one capacity on
+    the resource, and leader and follower roles of equal load on it (then moving leadership changes nothing).
+
+    Example: live disk utilisations 0.3, 0.5, 0.7 and copies worth 0.3 of one broker. Poured, they lift the
+    first broker to 0.5 and then the first two to 0.55: σ of 0.55, 0.55, 0.7 is 0.0393. Any real placement
+    does no better; all of it on the emptiest broker (0.6, 0.5, 0.7) gives 0.0454.
+    """
+    view = view if view is not None else Derived(snap)
+    live = np.nonzero(snap.alive)[0]
+    out: dict[int, float] = {}
+    if live.size < 2 or not copies.any():
+        return out
+    for r in (DISK, NW_IN):
+        cap = snap.capacity[live, r]
+        if not np.all(cap == cap[0]) or not np.array_equal(snap.leader_load[:, r], snap.follower_load[:, r]):
+            continue
+        util = view.loads[live, r] / cap[0]
+        pour = float((copies * snap.follower_load[:, r]).sum()) / float(cap[0])
+        if pour <= 0:
+            continue
+        lo, hi = float(util.min()), float(util.max()) + pour
+        for _ in range(100):  # the level h with Σ max(0, h - u) = pour
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if float(np.maximum(mid - util, 0.0).sum()) < pour else (lo, mid)
+        after = np.maximum(util, lo)
+        out[r] = float(after.std() / after.sum())
+    return out

@@ -565,6 +565,15 @@ def _finish(
             f"once they are in sync to balance the rest, or plan with --remove-brokers {ids} to heal and balance "
             "in one plan"
         )
+        eta = cfg.eps / max(int(snap.alive.sum()), 1)
+        floor = bounds.heal_sigma_floor(snap, _stranded_slots(snap).sum(axis=1), cfg.view)
+        above = [f"{RESOURCES[r]} σ at {s:.3g}" for r, s in floor.items() if s > eta]
+        if above:
+            warnings.append(
+                f"no heal can bring σ within η {eta:.3g}: copying only the dead brokers' replicas leaves "
+                f"{' and '.join(above)} or more (their load poured into the emptiest brokers); plan with "
+                f"--remove-brokers {ids} to balance as well"
+            )
     infeasible = list(proofs)
     if ex is not None and ex.infeasible and not add and not infeasible:
         infeasible.append(
