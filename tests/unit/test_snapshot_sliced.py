@@ -101,3 +101,19 @@ def test_syntax_error_late_in_the_file_wins_over_an_early_semantic_error() -> No
     data = orjson.dumps(d)[:-3] + b"]]}"  # and broken JSON at the end
     a, b = sliced(data), whole(data)
     assert isinstance(b, str) and "not valid JSON" in b and a == b
+
+
+def test_plain_and_checked_partitions_store_the_same() -> None:
+    """Plainly valid partitions are kept aside and written at once; the others are checked and written one
+    by one. Loads given as whole numbers (ints: checked) or as the same floats (plain) read the same."""
+    d = doc()
+    for pr in d["partitions"]:
+        for role in ("leader", "follower"):
+            pr["load"][role] = {k: float(round(v)) for k, v in pr["load"][role].items()}
+    mixed = orjson.loads(orjson.dumps(d))
+    for pr in mixed["partitions"][::3]:
+        pr["load"]["follower"] = {k: int(v) for k, v in pr["load"]["follower"].items()}
+    for data in (orjson.dumps(d), orjson.dumps(mixed)):
+        got = vs._parse_sliced(data, "s.json")
+        assert got is not None
+        same(got, whole(orjson.dumps(d)))
