@@ -326,6 +326,11 @@ class State:
     def role_load(self, p: int, b: int) -> FloatArr:
         return self.L[p] if self.ldr[p] == b else self.F[p]
 
+    def role_loads(self, parts: np.ndarray, holders: int | np.ndarray) -> FloatArr:
+        """[len(parts), R]: :meth:`role_load` of many partitions at once, each on its holder (one broker for
+        all, or one per partition)."""
+        return np.where((self.ldr[parts] == holders)[:, None], self.L[parts], self.F[parts])
+
     def move_replica(self, p: int, src: int, dst: int) -> None:
         delta = self.role_load(p, src)
         old = self.snap.replicas[p]
@@ -388,7 +393,7 @@ class State:
         la = self._member_roles.get(b)
         if la is None:
             m = self.members_arr(b)
-            la = np.where((self.ldr[m] == b)[:, None], self.L[m], self.F[m])
+            la = self.role_loads(m, b)
             la.flags.writeable = False
             self._member_roles[b] = la
         return la

@@ -76,8 +76,8 @@ def _swap_for(st: State, hi: int, resource_guard: bool, gain_of) -> bool:  # typ
             g[:, -1] = -np.inf
         if not (g > 1e-12).any():
             continue
-        la = np.where((st.ldr[a] == hi)[:, None], st.L[a], st.F[a])
-        lb = np.vstack([np.where((st.ldr[b] == lo)[:, None], st.L[b], st.F[b]), np.zeros((1, 4))])
+        la = st.role_loads(a, hi)
+        lb = np.vstack([st.role_loads(b, lo), np.zeros((1, 4))])
         # only the pairs that gain are judged: the same element-wise arithmetic on fewer rows
         ii, jj = np.nonzero(g > 1e-12)
         net = la[ii] - lb[jj]  # [M, 4]

@@ -64,8 +64,7 @@ def _place(st: State, src: int, r: int, cands: np.ndarray) -> tuple[bool, bool]:
     # destinations in ascending order of load on r; only the least loaded are worth evaluating
     dests = smallest(util_r, MAX_DESTINATIONS, st.alive)
     load_d, cap_d = st.load[dests], st.cap[dests]
-    is_lead = (st.ldr[cands] == src)[:, None]
-    deltas = np.where(is_lead, st.L[cands], st.F[cands])  # [K, 4]
+    deltas = st.role_loads(cands, src)  # [K, 4]
     u_src = st.load[src] / st.cap[src]
     bad_src, gain_src = st.judge(u_src[None, :], (st.load[src][None, :] - deltas) / st.cap[src][None, :])  # [K]
     # the destinations are judged only where the hard constraints and the source allow the move: the
@@ -116,7 +115,7 @@ def attract(st: State, dst: int, r: int) -> bool:
     parts, srcs = parts[keep], srcs[keep]
     if parts.size == 0:
         return False
-    deltas = np.where((st.ldr[parts] == srcs)[:, None], st.L[parts], st.F[parts])
+    deltas = st.role_loads(parts, srcs)
     contrib = deltas[:, r]
     keep = contrib > 0
     parts, srcs, deltas, contrib = parts[keep], srcs[keep], deltas[keep], contrib[keep]
