@@ -565,7 +565,7 @@ def _finish(
             f"once they are in sync to balance the rest, or plan with --remove-brokers {ids} to heal and balance "
             "in one plan"
         )
-        eta = cfg.eps / max(int(snap.alive.sum()), 1)
+        eta = cfg.before.eta  # a heal removes no broker: the live brokers, and so η, are the snapshot's
         floor = bounds.heal_sigma_floor(snap, _stranded_slots(snap).sum(axis=1), cfg.view)
         above = [f"{RESOURCES[r]} σ at {s:.3g}" for r, s in floor.items() if s > eta]
         if above:
