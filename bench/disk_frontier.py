@@ -25,6 +25,7 @@ import numpy as np
 from kafka_balancer.model.snapshot import DISK, NW_IN, Derived
 from kafka_balancer.model.snapshot_io import read_snapshot
 from kafka_balancer.planner import plan
+from kafka_balancer.planner.bounds import poured
 
 COLS = [DISK, NW_IN]
 
@@ -44,11 +45,7 @@ def fluid_bound(util: np.ndarray, cap: float, target: float) -> float:
     gets there (bisection on h; for each h, bisection on l)."""
     def after(h: float) -> tuple[np.ndarray, float]:
         cut = float(np.maximum(util - h, 0.0).sum())
-        lo, hi = float(util.min()), float(util.mean())
-        for _ in range(60):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if float(np.maximum(mid - util, 0.0).sum()) < cut else (lo, mid)
-        return np.clip(util, hi, h), cut
+        return np.minimum(poured(util, cut), h), cut  # what the peaks lose fills the valleys
 
     top, bottom = float(util.max()), float(util.mean())
     if sigma_of(util) <= target:

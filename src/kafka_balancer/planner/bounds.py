@@ -316,10 +316,20 @@ def heal_sigma_floor(snap: Snapshot, copies: np.ndarray, view: Derived | None = 
         pour = float((copies * snap.follower_load[:, r]).sum()) / float(cap[0])
         if pour <= 0:
             continue
-        lo, hi = float(util.min()), float(util.max()) + pour
-        for _ in range(100):  # the level h with Σ max(0, h - u) = pour
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if float(np.maximum(mid - util, 0.0).sum()) < pour else (lo, mid)
-        after = np.maximum(util, lo)
+        after = poured(util, pour)
         out[r] = float(after.std() / after.sum())
     return out
+
+
+def poured(util: np.ndarray, amount: float) -> np.ndarray:
+    """``util`` with ``amount`` (in the same units, summed over brokers) poured like a fluid into the lowest
+    values up to a common level: the level ``h`` with Σ max(0, h − u) = ``amount``, found by bisection.
+
+    >>> poured(np.array([0.3, 0.5, 0.7]), 0.3).round(6).tolist()
+    [0.55, 0.55, 0.7]
+    """
+    lo, hi = float(util.min()), float(util.max()) + amount
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if float(np.maximum(mid - util, 0.0).sum()) < amount else (lo, mid)
+    return np.maximum(util, lo)
