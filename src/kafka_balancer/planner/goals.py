@@ -58,6 +58,23 @@ class DistributionGoal:
                                     active=False)
         return DistributionGoal(target=target, lo=(1.0 - e) * target, hi=hi)
 
+    def towards_mean(self, mean: FloatArr, e: float, where: np.ndarray) -> DistributionGoal:
+        """This band, cut on the resources ``where`` to ``mean`` × (1 ± e) (``mean``: the arithmetic mean
+        of the live brokers' utilisations, around which γ is measured; with brokers of one size it is the
+        target). Where the two do not overlap, the cut band alone.
+
+        >>> g = DistributionGoal.around(np.array([0.5]), 0.1, 0.8, 1.0)
+        >>> c = g.towards_mean(np.array([0.52]), 0.1, np.array([True]))
+        >>> [round(float(c.lo[0]), 3), round(float(c.hi[0]), 3)]
+        [0.468, 0.55]
+        """
+        lo = np.where(where, np.maximum(self.lo, (1.0 - e) * mean), self.lo)
+        hi = np.where(where, np.minimum(self.hi, (1.0 + e) * mean), self.hi)
+        apart = lo > hi
+        lo = np.where(apart, (1.0 - e) * mean, lo)
+        hi = np.where(apart, (1.0 + e) * mean, hi)
+        return DistributionGoal(target=self.target, lo=lo, hi=hi, active=self.active)
+
     def violation(self, util: FloatArr) -> FloatArr:
         if not self.active:
             return np.zeros_like(util)

@@ -31,7 +31,7 @@ import numpy as np
 from kafka_balancer.errors import InputError
 from kafka_balancer.model.plan_io import Plan, PlanEntry
 from kafka_balancer.model.snapshot import CPU, DISK, NW_IN, NW_OUT, RESOURCES, Derived, Snapshot
-from kafka_balancer.planner import bounds, budget, exact, holder_floors
+from kafka_balancer.planner import bounds, budget, exact, holder_floors, step_log
 from kafka_balancer.planner.constraints import Constraints, Resolved, resolve
 from kafka_balancer.planner.count_goals import CountGoal, make_goal
 from kafka_balancer.planner.goals import CapacityGoal
@@ -529,22 +529,38 @@ def _finish(
     # plan already moves, so the soft goals at the bottom never dominate what the plan costs
     st.swap_allowance = SWAP_SHARE * max(0.0, st.copied)
     weights = [COUNT_WEIGHT.get(g.name, 1.0) for g in post]
+    band = st.distribution_goal
+    live_cap = st.cap[st.alive]
+    unequal = np.any(live_cap != live_cap[:1], axis=0) if live_cap.size else np.zeros(st.cap.shape[1], dtype=bool)
+    cut: dict[str, int] = {}  # goals with steps dropped because they broke seed 001's goals as measured
     for k, goal in enumerate(post):
         # each goal a weighted share of what is left; what a goal does not use passes on to the next, but a
         # swap-based goal (a step is a ranked swap search, about ten times a move) gets no more than its own
         steps = pool * weights[k] // sum(weights[k:])
         if goal.name in SWAP_GOALS:
             steps = min(steps, budget.count_goal_steps(snap) * weights[k])
-        share = budget.Budget(steps, t0 + time_limit)
-        held = resource_guard and out.metrics(cfg).balanced()
-        kept = (st.rep.copy(), st.ldr.copy()) if held else None
-        count_moves[goal.name] = goal.improve(st, share, resource_guard)
+        share = step_log.StepLog(steps, t0 + time_limit)
+        if resource_guard and out.metrics(cfg).balanced() and unequal.any() and st.distribution_goal.active:
+            # brokers of unequal size: γ is measured around the mean utilisation, not the target, so the
+            # goal's steps keep to the state's band cut to the aim band around that mean
+            util = st.util()[st.alive]
+            st.distribution_goal = band.towards_mean(util.mean(axis=0), cfg.eps * out.margin, unequal)
+        if resource_guard and out.metrics(cfg).balanced():
+            # the goal's steps stay inside the state's bands, yet seed 001's goals as measured (γ around the
+            # mean utilisation, σ ≤ η) can still break: a lower goal may never break a higher one, so a step
+            # that breaks them is dropped (step_log.py)
+            def improve(share: budget.Budget, goal: CountGoal = goal) -> int:
+                return goal.improve(st, share, resource_guard)
+
+            count_moves[goal.name], dropped = step_log.run_holding(
+                st, improve, share, lambda: out.metrics(cfg).balanced()
+            )
+            if dropped:
+                cut[goal.name] = dropped
+        else:
+            count_moves[goal.name] = goal.improve(st, share, resource_guard)
         pool -= share.used
-        if kept is not None and not out.metrics(cfg).balanced():
-            # the goal's moves stayed inside the state's bands, yet seed 001's goals as measured (γ around the
-            # mean utilisation, σ ≤ η) no longer hold: a lower goal may never break a higher one, so undo them
-            st.adopt(*kept)
-            count_moves[goal.name] = 0
+        st.distribution_goal = band
         st.guards.append(goal)
     st.guards = []
     if repair:
@@ -614,6 +630,8 @@ def _finish(
                 detail += f"; out of reach: {why}"
             if name in count_moves:
                 detail += f"; {count_moves[name]} move(s) for this goal"
+            if name in cut:
+                detail += f" ({cut[name]} dropped: they broke seed 001's goals as measured)"
         reports.append(GoalReport(name, k + 1, v_before, v_after, v_before <= 0, v_after <= 0, detail))
         if v_after > 0:
             remaining.append(f"{name}: {d_after}")

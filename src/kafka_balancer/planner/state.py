@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 TOL = 1e-12
 
+Change = tuple[int, int, int, int]  # (0: a replica moves, 1: leadership moves; partition, from, to)
+
 
 class State:
     def __init__(
@@ -95,6 +97,7 @@ class State:
         self.theta = theta
         self.replica_moves = 0
         self.leader_moves = 0
+        self.journal: list[Change] | None = None  # when a list, every change is appended to it (step_log.py)
 
     def adopt(self, replicas: np.ndarray, leader: np.ndarray) -> None:
         """Start from another assignment of the same partitions (e.g. the exact model's); loads follow."""
@@ -361,6 +364,17 @@ class State:
         self._member_roles.pop(dst, None)
         self.replica_moves += 1
         self.byte_budget -= float(self.disk_bytes[p])
+        if self.journal is not None:
+            self.journal.append((0, p, src, dst))
+
+    def undo(self, change: Change) -> None:
+        """Reverse one journalled change (a leadership change from no leader is not undone here)."""
+        kind, p, src, dst = change
+        if kind == 0:
+            self.move_replica(p, dst, src)  # leadership, if it came along, goes back with it
+            self.byte_budget += 2 * float(self.disk_bytes[p])  # neither the move nor its undo spends any
+        elif src >= 0:
+            self.move_leadership(p, src)
 
     def move_leadership(self, p: int, dst: int) -> None:
         src = int(self.ldr[p])
@@ -373,6 +387,8 @@ class State:
         self.lcount[dst] += 1
         self.ldr[p] = dst
         self.leader_moves += 1
+        if self.journal is not None:
+            self.journal.append((1, p, src, dst))
 
     def leaders_of(self, b: int) -> np.ndarray:
         m = self.members_arr(b)
