@@ -540,12 +540,13 @@ def _finish(
         if goal.name in SWAP_GOALS:
             steps = min(steps, budget.count_goal_steps(snap) * weights[k])
         share = step_log.StepLog(steps, t0 + time_limit)
-        if resource_guard and out.metrics(cfg).balanced() and unequal.any() and st.distribution_goal.active:
+        held = resource_guard and out.metrics(cfg).balanced()
+        if held and unequal.any() and band.active:
             # brokers of unequal size: γ is measured around the mean utilisation, not the target, so the
             # goal's steps keep to the state's band cut to the aim band around that mean
             util = st.util()[st.alive]
             st.distribution_goal = band.towards_mean(util.mean(axis=0), cfg.eps * out.margin, unequal)
-        if resource_guard and out.metrics(cfg).balanced():
+        if held:
             # the goal's steps stay inside the state's bands, yet seed 001's goals as measured (γ around the
             # mean utilisation, σ ≤ η) can still break: a lower goal may never break a higher one, so a step
             # that breaks them is dropped (step_log.py)
