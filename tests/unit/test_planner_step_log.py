@@ -8,6 +8,7 @@ import pytest
 
 from kafka_balancer.model.snapshot import Snapshot
 from kafka_balancer.planner import plan
+from kafka_balancer.planner.budget import Budget
 from kafka_balancer.planner.goals import DistributionGoal
 from kafka_balancer.planner.metrics import evaluate
 from kafka_balancer.planner.state import State
@@ -32,7 +33,7 @@ def test_a_step_that_breaks_the_check_is_undone_and_its_partitions_are_frozen_fo
     frozen = st.frozen
     seen_frozen: list[bool] = []
 
-    def improve(share: StepLog) -> int:
+    def improve(share: Budget) -> int:
         # step 1: partition 0 from broker 0 to 1 (allowed); step 2: partition 2 from 1 to 2 (breaks the
         # check below); step 3: was partition 2 frozen for the goal after step 2 was undone?
         assert share.take()
@@ -46,7 +47,7 @@ def test_a_step_that_breaks_the_check_is_undone_and_its_partitions_are_frozen_fo
     def holds() -> bool:
         return int(st.rep[2, 0]) != 2  # "partition 2 may not end on broker 2"
 
-    kept, dropped = run_holding(st, improve, StepLog(10), holds)
+    kept, dropped = run_holding(StepLog(10, float("inf"), st, holds), improve)
     assert (kept, dropped) == (1, 1)
     assert st.rep[:, 0].tolist() == [1, 0, 1, 2]  # step 1 stays, step 2 is undone
     assert st.ldr.tolist() == [1, 0, 1, 2]
@@ -62,12 +63,12 @@ def test_a_step_that_breaks_the_check_is_undone_and_its_partitions_are_frozen_fo
 def test_steps_that_hold_are_all_kept() -> None:
     st = State(_snap(), 0.8, 0.1, 0.97)
 
-    def improve(share: StepLog) -> int:
+    def improve(share: Budget) -> int:
         assert share.take()
         st.move_replica(1, 0, 2)
         return 1
 
-    assert run_holding(st, improve, StepLog(10), lambda: True) == (1, 0)
+    assert run_holding(StepLog(10, float("inf"), st, lambda: True), improve) == (1, 0)
     assert st.rep[1, 0] == 2
 
 

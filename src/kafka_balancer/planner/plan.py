@@ -539,7 +539,6 @@ def _finish(
         steps = pool * weights[k] // sum(weights[k:])
         if goal.name in SWAP_GOALS:
             steps = min(steps, budget.count_goal_steps(snap) * weights[k])
-        share = step_log.StepLog(steps, t0 + time_limit)
         held = resource_guard and out.metrics(cfg).balanced()
         if held and unequal.any() and band.active:
             # brokers of unequal size: γ is measured around the mean utilisation, not the target, so the
@@ -553,12 +552,13 @@ def _finish(
             def improve(share: budget.Budget, goal: CountGoal = goal) -> int:
                 return goal.improve(st, share, resource_guard)
 
-            count_moves[goal.name], dropped = step_log.run_holding(
-                st, improve, share, lambda: out.metrics(cfg).balanced()
-            )
+            logged = step_log.StepLog(steps, t0 + time_limit, st, lambda: out.metrics(cfg).balanced())
+            count_moves[goal.name], dropped = step_log.run_holding(logged, improve)
+            share: budget.Budget = logged
             if dropped:
                 cut[goal.name] = dropped
         else:
+            share = budget.Budget(steps, t0 + time_limit)
             count_moves[goal.name] = goal.improve(st, share, resource_guard)
         pool -= share.used
         st.distribution_goal = band

@@ -27,30 +27,26 @@ plan.py), none is undone and both goals are met (0.043 and 0.022).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from kafka_balancer.planner.budget import Budget
 from kafka_balancer.planner.state import State
 
 
-@dataclass
 class StepLog(Budget):
-    """A :class:`Budget` that undoes each step after which ``holds()`` turns false (see the module)."""
+    """A :class:`Budget` of ``steps`` that, for the goal it is given to, undoes each step after which
+    ``holds()`` turns false (see the module); ``st.journal`` records the steps while it runs."""
 
-    st: State | None = None
-    holds: Callable[[], bool] | None = None
-    dropped: int = 0  # steps undone
-    mark: int = 0  # where the journal stood when the current step began
-    _own_frozen: bool = field(default=False, repr=False)
-
-    def start(self, st: State, holds: Callable[[], bool]) -> None:
+    def __init__(self, steps: float, deadline: float, st: State, holds: Callable[[], bool]) -> None:
+        super().__init__(steps, deadline)
         self.st, self.holds = st, holds
-        st.journal, self.mark = [], 0
+        self.dropped = 0  # steps undone
+        self.mark = 0  # where the journal stood when the current step began
+        self._own_frozen = False
 
     def take(self) -> bool:
         self.settle()
         granted = super().take()
-        if self.st is not None and self.st.journal is not None:
+        if self.st.journal is not None:
             self.mark = len(self.st.journal)
         return granted
 
@@ -58,11 +54,9 @@ class StepLog(Budget):
         """Undo the step since the last mark if it broke ``holds()``, and keep the goal off its partitions
         (frozen, on a copy of the state's mask: the operator's exclusions are shared)."""
         st = self.st
-        if st is None or st.journal is None or self.holds is None or len(st.journal) == self.mark:
-            return
-        if self.holds():
-            return
         journal = st.journal
+        if journal is None or len(journal) == self.mark or self.holds():
+            return
         step = journal[self.mark:]
         del journal[self.mark:]
         st.journal = None
@@ -76,13 +70,13 @@ class StepLog(Budget):
         st.frozen[[p for _, p, _, _ in step]] = True
 
 
-def run_holding(st: State, improve: Callable[[StepLog], int], share: StepLog,
-                holds: Callable[[], bool]) -> tuple[int, int]:
-    """Run a count goal (``improve(share)``) with its steps checked against ``holds()``, true when it
+def run_holding(share: StepLog, improve: Callable[[Budget], int]) -> tuple[int, int]:
+    """Run a count goal (``improve(share)``) with its steps checked against ``share.holds()``, true when it
     starts; returns (steps kept, steps undone). The partitions of undone steps are frozen while the goal
     runs, as an excluded topic's are, and free again when it ends."""
+    st = share.st
     frozen = st.frozen
-    share.start(st, holds)
+    st.journal, share.mark = [], 0
     try:
         made = improve(share)
         share.settle()
