@@ -40,12 +40,12 @@ CASES: dict[str, tuple[ClusterSpec, int, Constraints | None]] = {
 
 DIGESTS: dict[str, str] = {
     "dead-broker-1": "eea9117fd88e0065",  # the heal-bound warning (session 11); the plan itself is unchanged
-    "hetero-0": "387d071be2430526",
-    "mini-hard-0": "ce4189e3dd02b199",
+    "hetero-0": "6e38e7d7278504a4",  # session 13: no count-goal step takes a pair out of θ/ε as measured
+    "mini-hard-0": "36409de8624a2ba4",  # session 13: the pair leadership exchange
     "new-brokers-0": "cd2e74a0f6d624c1",
     "overloaded-0": "fca15369d9710823",
-    "paper-0": "66a14f7453906ee7",
-    "paper-3": "bc66e913a34191d6",
+    "paper-0": "2262cf5c5b8936ab",  # session 13: the pair leadership exchange (leader CV 0.215 -> 0.096)
+    "paper-3": "e599e9e2f4791fbb",  # session 13: the pair leadership exchange (0.136 -> 0.096)
     "racks48-0": "0795c9f03af912fb",
     "racks48-remove-2": "98bef61bc69c2296",
 }

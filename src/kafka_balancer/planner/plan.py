@@ -487,6 +487,15 @@ def _at_floor(st: State, cfg: _Settings) -> np.ndarray:
     return near
 
 
+def _breached(st: State, cfg: _Settings) -> np.ndarray:
+    """[live brokers, resources]: pairs outside seed 001's goals as measured (above θ, or γ around the mean
+    utilisation above ε)."""
+    util = st.util()[st.alive]
+    mean = util.mean(axis=0) if util.size else np.zeros(len(RESOURCES))
+    gamma = np.abs(util - mean) / np.where(mean > 0, mean, 1.0)
+    return np.asarray((util > cfg.theta + 1e-12) | (gamma > cfg.eps + 1e-12))
+
+
 def _goal_state(name: str, st: State, cfg: _Settings) -> tuple[float, str]:
     """(violation, detail) of one goal on the state as it is."""
     if name in RESOURCE_GOALS:
@@ -545,14 +554,25 @@ def _finish(
             # goal's steps keep to the state's band cut to the aim band around that mean
             util = st.util()[st.alive]
             st.distribution_goal = band.towards_mean(util.mean(axis=0), cfg.eps * out.margin, unequal)
+        holds: Callable[[], bool] | None = None
         if held:
             # the goal's steps stay inside the state's bands, yet seed 001's goals as measured (γ around the
             # mean utilisation, σ ≤ η) can still break: a lower goal may never break a higher one, so a step
             # that breaks them is dropped (step_log.py)
+            def holds() -> bool:
+                return out.metrics(cfg).balanced()
+        elif resource_guard and unequal.any() and band.active:
+            # not balanced (e.g. out of reach by proof), brokers of unequal size: a step may not take a
+            # (broker, resource) pair that was within θ and ε as measured out of them
+            start = _breached(st, cfg)
+
+            def holds(start: np.ndarray = start) -> bool:
+                return not bool(np.any(_breached(st, cfg) & ~start))
+        if holds is not None:
             def improve(share: budget.Budget, goal: CountGoal = goal) -> int:
                 return goal.improve(st, share, resource_guard)
 
-            logged = step_log.StepLog(steps, t0 + time_limit, st, lambda: out.metrics(cfg).balanced())
+            logged = step_log.StepLog(steps, t0 + time_limit, st, holds)
             count_moves[goal.name], dropped = step_log.run_holding(logged, improve)
             share: budget.Budget = logged
             if dropped:
