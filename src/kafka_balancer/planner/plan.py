@@ -487,13 +487,17 @@ def _at_floor(st: State, cfg: _Settings) -> np.ndarray:
     return near
 
 
-def _breached(st: State, cfg: _Settings) -> np.ndarray:
-    """[live brokers, resources]: pairs outside seed 001's goals as measured (above θ, or γ around the mean
-    utilisation above ε)."""
-    util = st.util()[st.alive]
+def _gamma(util: np.ndarray) -> np.ndarray:
+    """Seed 001's γ of live brokers' utilisations ``util`` [brokers, resources]: distance from the arithmetic
+    mean utilisation, relative to it."""
     mean = util.mean(axis=0) if util.size else np.zeros(len(RESOURCES))
-    gamma = np.abs(util - mean) / np.where(mean > 0, mean, 1.0)
-    return np.asarray((util > cfg.theta + 1e-12) | (gamma > cfg.eps + 1e-12))
+    return np.asarray(np.abs(util - mean) / np.where(mean > 0, mean, 1.0))
+
+
+def _breached(st: State, cfg: _Settings) -> np.ndarray:
+    """[live brokers, resources]: pairs outside seed 001's goals as measured (above θ, or γ above ε)."""
+    util = st.util()[st.alive]
+    return np.asarray((util > cfg.theta + 1e-12) | (_gamma(util) > cfg.eps + 1e-12))
 
 
 def _goal_state(name: str, st: State, cfg: _Settings) -> tuple[float, str]:
@@ -505,8 +509,7 @@ def _goal_state(name: str, st: State, cfg: _Settings) -> tuple[float, str]:
             worst = float(util.max()) if util.size else 0.0
             n_over = int(over.sum())
             return float(n_over), f"{n_over} (broker, resource) pair(s) above θ; highest utilisation {worst:.3f}"
-        mean = util.mean(axis=0) if util.size else np.zeros(len(RESOURCES))
-        gamma = np.abs(util - mean) / np.where(mean > 0, mean, 1.0)
+        gamma = _gamma(util)
         out = gamma > cfg.eps + 1e-12
         per = ", ".join(f"{r} {float(gamma[:, k].max()):.3f}" for k, r in enumerate(RESOURCES)) if util.size else ""
         return float(out.sum()), f"{int(out.sum())} (broker, resource) pair(s) outside the ε band; max γ {per}"
@@ -541,6 +544,7 @@ def _finish(
     band = st.distribution_goal
     live_cap = st.cap[st.alive]
     unequal = np.any(live_cap != live_cap[:1], axis=0) if live_cap.size else np.zeros(st.cap.shape[1], dtype=bool)
+    uneven = bool(unequal.any()) and band.active  # γ's mean and the state's target can differ
     cut: dict[str, int] = {}  # goals with steps dropped because they broke seed 001's goals as measured
     for k, goal in enumerate(post):
         # each goal a weighted share of what is left; what a goal does not use passes on to the next, but a
@@ -549,7 +553,7 @@ def _finish(
         if goal.name in SWAP_GOALS:
             steps = min(steps, budget.count_goal_steps(snap) * weights[k])
         held = resource_guard and out.metrics(cfg).balanced()
-        if held and unequal.any() and band.active:
+        if held and uneven:
             # brokers of unequal size: γ is measured around the mean utilisation, not the target, so the
             # goal's steps keep to the state's band cut to the aim band around that mean
             util = st.util()[st.alive]
@@ -561,7 +565,7 @@ def _finish(
             # that breaks them is dropped (step_log.py)
             def holds() -> bool:
                 return out.metrics(cfg).balanced()
-        elif resource_guard and unequal.any() and band.active:
+        elif resource_guard and uneven:
             # not balanced (e.g. out of reach by proof), brokers of unequal size: a step may not take a
             # (broker, resource) pair that was within θ and ε as measured out of them
             start = _breached(st, cfg)

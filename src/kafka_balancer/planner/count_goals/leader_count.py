@@ -113,6 +113,22 @@ def _exchange_candidates(
     return inc, out[np.argsort(-weight[out], kind="stable")[:n_out]], weight
 
 
+def _two_for_one(st: State, inc: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every pair ``inc[iu], inc[ju]`` of leaderships taken against every one of ``out`` handed away: (iu, ju,
+    the taker's load change [OUT, PAIRS, R])."""
+    iu, ju = np.triu_indices(inc.size, k=1)
+    net = (st.LF[inc[iu]] + st.LF[inc[ju]])[None, :, :] - st.LF[out][:, None, :]
+    return iu, ju, net
+
+
+def _undo(st: State, done: list[tuple[int, int]]) -> None:
+    """Hand back the leaderships of an exchange that is not kept (``done``: partition, its leader before), last
+    first; the moves and their reversal are not counted."""
+    for p, back in reversed(done):
+        st.move_leadership(p, back)
+    st.leader_moves -= 2 * len(done)
+
+
 def _leader_exchange(st: State, dst: int, resource_guard: bool) -> bool:
     """``dst`` (fewest leaders, but full on CPU or network-out) takes two light leaderships and hands one
     heavy leadership to a follower with no more leaders than the mean: one leader more, about the same load."""
@@ -120,9 +136,7 @@ def _leader_exchange(st: State, dst: int, resource_guard: bool) -> bool:
     if cand is None:
         return False
     inc, out, _ = cand
-    iu, ju = np.triu_indices(inc.size, k=1)
-    pair_load = st.LF[inc[iu]] + st.LF[inc[ju]]  # [PAIRS, R]
-    net = pair_load[None, :, :] - st.LF[out][:, None, :]  # dst's change, [OUT, PAIRS, R]
+    iu, ju, net = _two_for_one(st, inc, out)
     new_d = st.load[dst] + net
     ok = np.ones(net.shape[:2], dtype=bool)
     if resource_guard:
@@ -156,9 +170,7 @@ def _leader_exchange(st: State, dst: int, resource_guard: bool) -> bool:
             st.move_leadership(p, f)
         if fine:
             return True
-        for p, back in reversed(done):  # undo a chain that did not fit
-            st.move_leadership(p, back)
-        st.leader_moves -= 2 * len(done)
+        _undo(st, done)  # a chain that did not fit
     return False
 
 
@@ -204,9 +216,7 @@ def _leader_exchange_many(st: State, dst: int, resource_guard: bool) -> bool:
         sq0 += int((st.lcount[list(touched)].astype(np.int64) ** 2).sum())
         if len(done) >= 3 and sq0 < 0:  # one given, at least two taken, counts more even
             return True
-        for p, back in reversed(done):  # undo: dst would not gain a leader
-            st.move_leadership(p, back)
-        st.leader_moves -= 2 * len(done)
+        _undo(st, done)  # dst would not gain a leader
     return False
 
 
@@ -234,8 +244,7 @@ def _pair_exchange(st: State, dst: int, resource_guard: bool) -> bool:
         out = mine[np.any(st.rep[mine] == s, axis=1) & st.may_lead[s]][:X_CANDIDATES]
         if inc.size < 2 or out.size == 0:
             continue
-        iu, ju = np.triu_indices(inc.size, k=1)
-        net = (st.LF[inc[iu]] + st.LF[inc[ju]])[None, :, :] - st.LF[out][:, None, :]  # dst's change, [OUT, PAIRS, R]
+        iu, ju, net = _two_for_one(st, inc, out)
         new_d, new_s = st.load[dst] + net, st.load[s] - net
         cost = _dev_cost(st, new_d, st.cap[dst]) - base
         cost += _dev_cost(st, new_s, st.cap[s]) - _dev_cost(st, st.load[s], st.cap[s])
@@ -253,9 +262,7 @@ def _pair_exchange(st: State, dst: int, resource_guard: bool) -> bool:
     done: list[tuple[int, int]] = []
     for p, f in ((q1, dst), (q2, dst), (p_out, s)):
         if not st.leader_ok(p, f):
-            for q, back in reversed(done):
-                st.move_leadership(q, back)
-            st.leader_moves -= 2 * len(done)
+            _undo(st, done)
             return False
         done.append((p, int(st.ldr[p])))
         st.move_leadership(p, f)
