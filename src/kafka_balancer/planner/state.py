@@ -82,6 +82,8 @@ class State:
         self.members: list[set[int]] = [set(r.tolist()) for r in view.rows_by_broker]
         self._members_arr: dict[int, np.ndarray] = {}  # members_arr's cache
         self._member_roles: dict[int, np.ndarray] = {}  # member_roles' cache
+        self.version = [0] * n  # per broker: bumped by every move that changes its load or replicas
+        self.swap_misses: dict[tuple[int, int, int], tuple[object, ...]] = {}  # swap.py's dead ends
         self.rcount = view.replica_counts.copy()
         self.lcount = np.bincount(self.ldr[self.ldr >= 0], minlength=n).astype(np.int64)
         self.potential = view.potential_nw_out.copy()  # nw_out each broker would serve if all its replicas led
@@ -356,6 +358,8 @@ class State:
         self.topic_count[t, dst] += 1
         self.load[src] -= delta
         self.load[dst] += delta
+        self.version[src] += 1
+        self.version[dst] += 1
         self.members[src].discard(p)
         self.members[dst].add(p)
         self._members_arr.pop(src, None)
@@ -383,8 +387,10 @@ class State:
         if src >= 0:
             self.load[src] -= self.LF[p]
             self.lcount[src] -= 1
+            self.version[src] += 1
         self.load[dst] += self.LF[p]
         self.lcount[dst] += 1
+        self.version[dst] += 1
         self.ldr[p] = dst
         self.leader_moves += 1
         if self.journal is not None:

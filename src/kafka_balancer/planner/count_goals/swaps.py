@@ -51,6 +51,13 @@ def _swap_for(st: State, hi: int, resource_guard: bool, gain_of) -> bool:  # typ
     for lo in partners.tolist():
         b = st.members_arr(lo)
         b = b[~st.frozen[b]]
+        g_all = None
+        if a_all.size <= SWAP_CANDIDATES and b.size <= SWAP_CANDIDATES:
+            # the gain is element-wise per pair and the masks below only drop pairs: where no pair gains
+            # without them, none will with them, and they are most of this function's time
+            g_all = gain_of(st, hi, lo, a_all, b)
+            if not (g_all > 1e-12).any():
+                continue
         # hard constraints and the guards, vectorised; a swap keeps replica counts, so the replica-count
         # guard applies only to a single move (b = nothing)
         guards = st.guards
@@ -69,27 +76,16 @@ def _swap_for(st: State, hi: int, resource_guard: bool, gain_of) -> bool:  # typ
             a = a[np.argsort(-gain_of(st, hi, lo, a, b[:0])[:, -1], kind="stable")[:SWAP_CANDIDATES]]
         if b.size > SWAP_CANDIDATES:
             b = b[np.argsort(-gain_of(st, lo, hi, b, b[:0])[:, -1], kind="stable")[:SWAP_CANDIDATES]]
-        g = gain_of(st, hi, lo, a, b)  # [A, B+1]
+        g = gain_of(st, hi, lo, a, b) if g_all is None else g_all[ok_a][:, np.append(ok_b, True)]  # [A, B+1]
         single_ok = all(bool(gd.replica_ok(st, a, hi, np.array([lo]))[:, 0].all()) for gd in guards
                         if isinstance(gd, ReplicaCountGoal))
         if not single_ok:
             g[:, -1] = -np.inf
         if not (g > 1e-12).any():
             continue
-        la = st.role_loads(a, hi)
-        lb = np.vstack([st.role_loads(b, lo), np.zeros((1, 4))])
-        # only the pairs that gain are judged: the same element-wise arithmetic on fewer rows
-        ii, jj = np.nonzero(g > 1e-12)
-        net = la[ii] - lb[jj]  # [M, 4]
-        new_h = st.load[hi] - net
-        new_l = st.load[lo] + net
-        ok = np.ones(ii.size, dtype=bool)
-        if resource_guard:
-            ok &= ~st.violation_grows(st.load[hi] / st.cap[hi], new_h / st.cap[hi])
-            ok &= ~st.violation_grows(st.load[lo] / st.cap[lo], new_l / st.cap[lo])
-        if not ok.any():
+        ii, jj, new_h, new_l = _pairs(st, hi, lo, a, b, g, resource_guard)
+        if ii.size == 0:
             continue
-        ii, jj, new_h, new_l = ii[ok], jj[ok], new_h[ok], new_l[ok]
         cost = (_dev_cost(st, new_h, st.cap[hi]) - _dev_cost(st, st.load[hi], st.cap[hi])) + (
             _dev_cost(st, new_l, st.cap[lo]) - _dev_cost(st, st.load[lo], st.cap[lo])
         )
@@ -110,3 +106,22 @@ def _swap_for(st: State, hi: int, resource_guard: bool, gain_of) -> bool:  # typ
                 st.move_replica(pb, lo, hi)
             return True
     return False
+
+
+def _pairs(
+    st: State, hi: int, lo: int, a: np.ndarray, b: np.ndarray, g: np.ndarray, resource_guard: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs (a[i], b[j], or a single move where j = len(b)) that gain and, under the resource guard,
+    make no violation of ``hi`` or ``lo`` grow: ``(i, j, hi's loads after, lo's loads after)``. Only the
+    pairs that gain are judged: the same element-wise arithmetic on fewer rows."""
+    la = st.role_loads(a, hi)
+    lb = np.vstack([st.role_loads(b, lo), np.zeros((1, la.shape[1]))])
+    ii, jj = np.nonzero(g > 1e-12)
+    net = la[ii] - lb[jj]  # [M, R]
+    new_h = st.load[hi] - net
+    new_l = st.load[lo] + net
+    if resource_guard:
+        ok = ~st.violation_grows(st.load[hi] / st.cap[hi], new_h / st.cap[hi])
+        ok &= ~st.violation_grows(st.load[lo] / st.cap[lo], new_l / st.cap[lo])
+        ii, jj, new_h, new_l = ii[ok], jj[ok], new_h[ok], new_l[ok]
+    return ii, jj, new_h, new_l

@@ -22,15 +22,34 @@ def _givers(st: State, hi: int, r: int) -> tuple[np.ndarray, np.ndarray]:
     return a[order], la[order]
 
 
+def _context(st: State, hi: int, lo: int, byte_room: float) -> tuple[object, ...]:
+    """Everything a swap between ``hi`` and ``lo`` that finds no acceptable pair depends on: the two brokers'
+    versions (their loads, replicas and roles) and the judge's settings. The goals are compared by id, and
+    carried along so that a remembered id cannot be reused by a new goal."""
+    cg, dg = st.capacity_goal, st.distribution_goal
+    return (st.version[hi], st.version[lo], st.polishing, st.relaxed, byte_room, st.min_gain_per_byte,
+            id(cg), id(dg), cg, dg)
+
+
 def swap_between(st: State, hi: int, lo: int, r: int,
                  givers: tuple[np.ndarray, np.ndarray] | None = None) -> bool:
     """Best swap lowering resource ``r`` on ``hi`` and raising it on ``lo``, if any is acceptable.
 
     ``givers`` is ``_givers(st, hi, r)`` when the caller tries several partners for one ``hi`` (the state
     does not change between failed attempts, and filtering a stable order keeps it the stable order of
-    what is left, so the candidates are the same as computing them here)."""
+    what is left, so the candidates are the same as computing them here).
+
+    A search that finds no pair worth judging further is remembered in ``st.swap_misses`` and not repeated
+    until its context changes (on `overloaded`, a third of the calls). A search that failed only on the
+    spread or budget checks is not: those read other brokers' replicas too."""
+    byte_room = min(float(st.byte_budget), float(st.max_bytes - st.copied))
+    key = (hi, lo, r)
+    ctx = _context(st, hi, lo, byte_room)
+    if st.swap_misses.get(key) == ctx:
+        return False
     a, la = givers if givers is not None else _givers(st, hi, r)
     if a.size == 0:
+        st.swap_misses[key] = ctx
         return False
     b, lb = st.members_arr(lo), st.member_roles(lo)
     keep = ~np.any(st.rep[a] == lo, axis=1)
@@ -39,6 +58,7 @@ def swap_between(st: State, hi: int, lo: int, r: int,
         b, lb = b[b_keep], lb[b_keep]
     a, la = a[keep][:TOP_A], la[keep][:TOP_A]
     if a.size == 0:
+        st.swap_misses[key] = ctx
         return False
     if b.size:
         # what lo could give back: its lightest replicas on r, and its heaviest on the resource where it
@@ -70,15 +90,16 @@ def swap_between(st: State, hi: int, lo: int, r: int,
     size_a = st.disk_bytes[a]
     size_b = np.concatenate([st.disk_bytes[b[:-1]], [0.0]])
     size = size_a[:, None] + size_b[None, :]
-    byte_room = min(float(st.byte_budget), float(st.max_bytes - st.copied))
     pays = gain >= st.min_gain_per_byte * size  # polishing: a move pays for the bytes it copies
     score = np.where((gain > 1e-9) & (size <= byte_room) & pays, gain / (size + st.byte_floor), -np.inf)
     flat = np.argsort(-score, axis=None, kind="stable")
     a_ok: dict[int, bool] = {}
     b_ok: dict[int, bool] = {}
-    for k in flat[:MAX_PAIRS_CHECKED].tolist():
+    for n, k in enumerate(flat[:MAX_PAIRS_CHECKED].tolist()):
         i, j = divmod(k, gain.shape[1])
         if not np.isfinite(score[i, j]):
+            if n == 0:
+                st.swap_misses[key] = ctx
             return False
         pa, pb = int(a[i]), int(b[j])
         # hard constraints are checked lazily, best pair first
