@@ -8,6 +8,7 @@ import numpy as np
 from kafka_balancer.planner.budget import Budget
 from kafka_balancer.planner.count_goals.base import _dev_cost
 from kafka_balancer.planner.count_goals.replica_count import ReplicaCountGoal
+from kafka_balancer.planner.goals import CAPACITY_WEIGHT
 from kafka_balancer.planner.state import State
 
 SWAP_CANDIDATES = 512  # per side of a count-goal swap (see _swap_for)
@@ -53,10 +54,13 @@ def _swap_for(st: State, hi: int, resource_guard: bool, gain_of) -> bool:  # typ
         b = b[~st.frozen[b]]
         g_all = None
         if a_all.size <= SWAP_CANDIDATES and b.size <= SWAP_CANDIDATES:
-            # the gain is element-wise per pair and the masks below only drop pairs: where no pair gains
-            # without them, none will with them, and they are most of this function's time
+            # gain and guard are element-wise per pair, and the masks below only drop pairs: where no pair
+            # can pass without them, none will with them, and they are most of this function's time
             g_all = gain_of(st, hi, lo, a_all, b)
-            if not (g_all > 1e-12).any():
+            maybe = g_all > 1e-12
+            if resource_guard and maybe.any():
+                maybe &= ~_guard_refuses(st, hi, lo, a_all, b)
+            if not maybe.any():
                 continue
         # hard constraints and the guards, vectorised; a swap keeps replica counts, so the replica-count
         # guard applies only to a single move (b = nothing)
@@ -125,3 +129,37 @@ def _pairs(
         ok &= ~st.violation_grows(st.load[lo] / st.cap[lo], new_l / st.cap[lo])
         ii, jj, new_h, new_l = ii[ok], jj[ok], new_h[ok], new_l[ok]
     return ii, jj, new_h, new_l
+
+
+def _rising(st: State, b: int) -> np.ndarray:
+    """[R]: resources on which any load added to broker ``b`` makes its violation grow (it is above θ,
+    and the capacity term rises there faster than the band term can fall). The violation is convex in
+    the utilisation, so a right-hand slope of at least 1 means adding d raises it by at least d."""
+    theta = st.capacity_goal.theta
+    u = st.load[b] / st.cap[b]
+    slope = np.where(u > theta, CAPACITY_WEIGHT / theta, 0.0)
+    dg = st.distribution_goal
+    if dg.active:
+        slope = slope + np.where(u >= dg.hi, dg.inv_scale, 0.0) - np.where(u < dg.lo, dg.inv_scale, 0.0)
+    return np.asarray((u > theta + 1e-9) & (slope >= 1.0))
+
+
+def _guard_refuses(st: State, hi: int, lo: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """[A, B+1]: pairs the resource guard certainly refuses, without judging them: those that add more
+    than 1e-9 of utilisation to ``lo`` or ``hi`` on a resource where that broker is :func:`_rising` (its
+    violation then grows by more than the guard's tolerance of 2e-12). On a cluster above θ on disk as a
+    whole, every broker is rising on disk, and only replicas of equal size could trade."""
+    up_lo, up_hi = _rising(st, lo), _rising(st, hi)
+    refused = np.zeros((a.size, b.size + 1), dtype=bool)
+    rs = np.nonzero(up_lo | up_hi)[0]
+    if rs.size == 0:
+        return refused
+    la = st.role_loads(a, hi)
+    lb = np.vstack([st.role_loads(b, lo), np.zeros((1, la.shape[1]))])
+    for r in rs.tolist():
+        net = la[:, r][:, None] - lb[:, r][None, :]  # what lo gains on r, and hi loses
+        if up_lo[r]:
+            refused |= net > 1e-9 * st.cap[lo, r]
+        if up_hi[r]:
+            refused |= net < -1e-9 * st.cap[hi, r]
+    return refused
