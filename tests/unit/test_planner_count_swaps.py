@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from kafka_balancer.model.snapshot import Snapshot
-from kafka_balancer.planner.count_goals.swaps import _guard_refuses, _pairs, _rising
+from kafka_balancer.planner.count_goals.swaps import _guard_refuses, _pairs
 from kafka_balancer.planner.goals import DistributionGoal
 from kafka_balancer.planner.state import State
 from kafka_balancer.sim.cluster import PRESETS, generate
@@ -43,11 +43,11 @@ def test_a_pair_marked_as_refused_is_refused_by_the_guard(preset: str, seed: int
         assert marked == 0  # no broker above θ: nothing is certain without judging
 
 
-def test_rising_needs_a_broker_above_theta() -> None:
+def test_a_rising_broker_is_above_theta() -> None:
     st = State(generate(PRESETS["overloaded"], seed=0), 0.8, 0.1, 0.97)
     u = st.load / st.cap
     for b in range(st.snap.n_brokers):
-        assert not (_rising(st, b) & (u[b] <= 0.8)).any()
+        assert not (st.rising(b) & (u[b] <= 0.8)).any()
 
 
 def test_a_broker_above_theta_but_below_a_steep_band_is_not_rising() -> None:
@@ -63,8 +63,8 @@ def test_a_broker_above_theta_but_below_a_steep_band_is_not_rising() -> None:
     )
     st = State(snap, 0.8, 0.1, 0.97)
     st.distribution_goal = DistributionGoal(target=np.full(4, 0.05), lo=np.full(4, 0.9), hi=np.full(4, 1.0))
-    assert not _rising(st, 1).any()
-    assert _rising(st, 0).all()
+    assert not st.rising(1).any()
+    assert st.rising(0).all()
     a, b = st.members_arr(0), st.members_arr(1)
     small = int(np.nonzero(a == 0)[0][0])
     assert _guard_passes(st, 0, 1, a, b)[small, -1]

@@ -139,6 +139,18 @@ class State:
             v += w
         return v
 
+    def rising(self, b: int) -> np.ndarray:
+        """[R]: resources on which any load added to broker ``b`` makes :meth:`violation_of` grow: ``b`` is
+        above θ, and the capacity term rises there faster than the band term can fall. The violation is
+        convex in the utilisation, so a right-hand slope of at least 1 means adding d raises it by at least d."""
+        theta = self.capacity_goal.theta
+        u = self.load[b] / self.cap[b]
+        slope = np.where(u > theta, CAPACITY_WEIGHT / theta, 0.0)
+        dg = self.distribution_goal
+        if dg.active:
+            slope = slope + np.where(u >= dg.hi, dg.inv_scale, 0.0) - np.where(u < dg.lo, dg.inv_scale, 0.0)
+        return np.asarray((u > theta + 1e-9) & (slope >= 1.0))
+
     def violations(self) -> FloatArr:
         """Violation per (broker, resource); 0 on dead brokers and on pairs provably out of reach."""
         v = self.violation_of(self.util())

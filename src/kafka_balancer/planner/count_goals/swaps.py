@@ -8,7 +8,6 @@ import numpy as np
 from kafka_balancer.planner.budget import Budget
 from kafka_balancer.planner.count_goals.base import _dev_cost
 from kafka_balancer.planner.count_goals.replica_count import ReplicaCountGoal
-from kafka_balancer.planner.goals import CAPACITY_WEIGHT
 from kafka_balancer.planner.state import State
 
 SWAP_CANDIDATES = 512  # per side of a count-goal swap (see _swap_for)
@@ -112,14 +111,20 @@ def _swap_for(st: State, hi: int, resource_guard: bool, gain_of) -> bool:  # typ
     return False
 
 
+def _role_rows(st: State, hi: int, lo: int, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The loads ``a``'s replicas put on ``hi`` [A, R], and ``b``'s on ``lo`` with a zero row last (a single
+    move: nothing comes back) [B+1, R]: the two sides of every pair a count-goal swap weighs."""
+    la = st.role_loads(a, hi)
+    return la, np.vstack([st.role_loads(b, lo), np.zeros((1, la.shape[1]))])
+
+
 def _pairs(
     st: State, hi: int, lo: int, a: np.ndarray, b: np.ndarray, g: np.ndarray, resource_guard: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The pairs (a[i], b[j], or a single move where j = len(b)) that gain and, under the resource guard,
     make no violation of ``hi`` or ``lo`` grow: ``(i, j, hi's loads after, lo's loads after)``. Only the
     pairs that gain are judged: the same element-wise arithmetic on fewer rows."""
-    la = st.role_loads(a, hi)
-    lb = np.vstack([st.role_loads(b, lo), np.zeros((1, la.shape[1]))])
+    la, lb = _role_rows(st, hi, lo, a, b)
     ii, jj = np.nonzero(g > 1e-12)
     net = la[ii] - lb[jj]  # [M, R]
     new_h = st.load[hi] - net
@@ -131,31 +136,18 @@ def _pairs(
     return ii, jj, new_h, new_l
 
 
-def _rising(st: State, b: int) -> np.ndarray:
-    """[R]: resources on which any load added to broker ``b`` makes its violation grow (it is above θ,
-    and the capacity term rises there faster than the band term can fall). The violation is convex in
-    the utilisation, so a right-hand slope of at least 1 means adding d raises it by at least d."""
-    theta = st.capacity_goal.theta
-    u = st.load[b] / st.cap[b]
-    slope = np.where(u > theta, CAPACITY_WEIGHT / theta, 0.0)
-    dg = st.distribution_goal
-    if dg.active:
-        slope = slope + np.where(u >= dg.hi, dg.inv_scale, 0.0) - np.where(u < dg.lo, dg.inv_scale, 0.0)
-    return np.asarray((u > theta + 1e-9) & (slope >= 1.0))
-
-
 def _guard_refuses(st: State, hi: int, lo: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """[A, B+1]: pairs the resource guard certainly refuses, without judging them: those that add more
-    than 1e-9 of utilisation to ``lo`` or ``hi`` on a resource where that broker is :func:`_rising` (its
-    violation then grows by more than the guard's tolerance of 2e-12). On a cluster above θ on disk as a
-    whole, every broker is rising on disk, and only replicas of equal size could trade."""
-    up_lo, up_hi = _rising(st, lo), _rising(st, hi)
+    than 1e-9 of utilisation to ``lo`` or ``hi`` on a resource where that broker is rising
+    (:meth:`State.rising`: its violation then grows by more than the guard's tolerance of 2e-12). On a
+    cluster above θ on disk as a whole, every broker is rising on disk, and only replicas of equal size
+    could trade."""
+    up_lo, up_hi = st.rising(lo), st.rising(hi)
     refused = np.zeros((a.size, b.size + 1), dtype=bool)
     rs = np.nonzero(up_lo | up_hi)[0]
     if rs.size == 0:
         return refused
-    la = st.role_loads(a, hi)
-    lb = np.vstack([st.role_loads(b, lo), np.zeros((1, la.shape[1]))])
+    la, lb = _role_rows(st, hi, lo, a, b)
     for r in rs.tolist():
         net = la[:, r][:, None] - lb[:, r][None, :]  # what lo gains on r, and hi loses
         if up_lo[r]:
