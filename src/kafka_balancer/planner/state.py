@@ -139,17 +139,47 @@ class State:
             v += w
         return v
 
+    def slopes(self, b: int) -> tuple[list[float], list[float]]:
+        """Per resource, the left- and right-hand slopes of :meth:`violation_of` at broker ``b``'s utilisation.
+
+        Per resource the violation is convex and piecewise linear in the utilisation (the capacity term,
+        plus the band term max(u - hi, lo - u, 0)), so for any d ≥ 0 taking d off changes it by at least
+        -left·d and adding d by at least right·d: bounds on what a change of ``b``'s load can gain. In
+        Python floats: four resources, called once per swap search."""
+        bd = scalar_judge.bands(self)
+        th = bd.theta
+        k = CAPACITY_WEIGHT / th
+        u = (self.load[b] / self.cap[b]).tolist()
+        left = [k if x > th else 0.0 for x in u]
+        right = [k if x >= th else 0.0 for x in u]
+        if bd.active:
+            for i, (x, h, lo, s) in enumerate(zip(u, bd.hi, bd.lo, bd.inv, strict=True)):
+                left[i] += (s if x > h else 0.0) - (s if x <= lo else 0.0)
+                right[i] += (s if x >= h else 0.0) - (s if x < lo else 0.0)
+        return left, right
+
+    def holding_range(self, b: int) -> tuple[FloatArr, FloatArr]:
+        """[R] each, in normal mode: utilisations of broker ``b`` outside which a goal that holds there now
+        certainly breaks (:meth:`judge` calls that a bad change), with a margin of 1e-9 so that rounding
+        never decides; -inf / inf on resources where the violation is already above the tolerance."""
+        theta = self.capacity_goal.theta
+        dg = self.distribution_goal
+        u = self.load[b] / self.cap[b]
+        held = self.violation_of(u) <= TOL
+        top = np.full(u.shape, theta)
+        bottom = np.full(u.shape, -np.inf)
+        if dg.active:
+            steep = dg.inv_scale * 1e-9 > 2 * TOL  # the band term passes the tolerance within the margin
+            top = np.where(steep, np.minimum(top, dg.hi), top)
+            bottom = np.where(steep, dg.lo, bottom)
+        return np.where(held, bottom - 1e-9, -np.inf), np.where(held, top + 1e-9, np.inf)
+
     def rising(self, b: int) -> np.ndarray:
         """[R]: resources on which any load added to broker ``b`` makes :meth:`violation_of` grow: ``b`` is
         above θ, and the capacity term rises there faster than the band term can fall. The violation is
         convex in the utilisation, so a right-hand slope of at least 1 means adding d raises it by at least d."""
-        theta = self.capacity_goal.theta
         u = self.load[b] / self.cap[b]
-        slope = np.where(u > theta, CAPACITY_WEIGHT / theta, 0.0)
-        dg = self.distribution_goal
-        if dg.active:
-            slope = slope + np.where(u >= dg.hi, dg.inv_scale, 0.0) - np.where(u < dg.lo, dg.inv_scale, 0.0)
-        return np.asarray((u > theta + 1e-9) & (slope >= 1.0))
+        return np.asarray((u > self.capacity_goal.theta + 1e-9) & (np.asarray(self.slopes(b)[1]) >= 1.0))
 
     def violations(self) -> FloatArr:
         """Violation per (broker, resource); 0 on dead brokers and on pairs provably out of reach."""

@@ -31,6 +31,39 @@ def _context(st: State, hi: int, lo: int, byte_room: float) -> tuple[object, ...
             id(cg), id(dg), cg, dg)
 
 
+def _cannot_gain(st: State, hi: int, lo: int) -> bool:
+    """In normal mode, whether no change of load between ``hi`` and ``lo`` can lower the total violation:
+    on every resource, a unit of load leaving ``hi`` removes at most as much as it adds arriving at ``lo``,
+    and the same the other way (:meth:`State.slopes`). False in the relaxed and polishing modes (other
+    costs) and where a capacity is zero."""
+    if st.polishing or st.relaxed:
+        return False
+    c_hi, c_lo = st.cap[hi].tolist(), st.cap[lo].tolist()
+    if min(c_hi) <= 0 or min(c_lo) <= 0:
+        return False
+    left_hi, right_hi = st.slopes(hi)
+    left_lo, right_lo = st.slopes(lo)
+    return all(
+        lh / ch <= rl / cl and ll / cl <= rh / ch
+        for lh, rh, ll, rl, ch, cl in zip(left_hi, right_hi, left_lo, right_lo, c_hi, c_lo, strict=True)
+    )
+
+
+def _keeps_goals(st: State, hi: int, lo: int, net: np.ndarray) -> np.ndarray:
+    """[A, B], in normal mode: pairs whose net load ``net`` ([A, B, R], what ``hi`` loses and ``lo`` gains)
+    may keep every goal that holds on ``hi`` and ``lo`` (:meth:`State.holding_range`). The others are
+    certainly judged bad, so they are not judged (on `overloaded`, nine pairs in ten). Every pair is kept
+    in the relaxed and polishing modes (other rules) and where a capacity is zero."""
+    if st.polishing or st.relaxed or min(st.cap[hi].min(), st.cap[lo].min()) <= 0:
+        return np.ones(net.shape[:2], dtype=bool)
+    low_hi, top_hi = st.holding_range(hi)
+    low_lo, top_lo = st.holding_range(lo)
+    u_hi, u_lo = st.load[hi] / st.cap[hi], st.load[lo] / st.cap[lo]
+    least = np.maximum((u_hi - top_hi) * st.cap[hi], (low_lo - u_lo) * st.cap[lo])
+    most = np.minimum((u_hi - low_hi) * st.cap[hi], (top_lo - u_lo) * st.cap[lo])
+    return np.asarray(np.all((net >= least) & (net <= most), axis=2))
+
+
 def swap_between(st: State, hi: int, lo: int, r: int,
                  givers: tuple[np.ndarray, np.ndarray] | None = None) -> bool:
     """Best swap lowering resource ``r`` on ``hi`` and raising it on ``lo``, if any is acceptable.
@@ -46,6 +79,9 @@ def swap_between(st: State, hi: int, lo: int, r: int,
     key = (hi, lo, r)
     ctx = _context(st, hi, lo, byte_room)
     if st.swap_misses.get(key) == ctx:
+        return False
+    if _cannot_gain(st, hi, lo):
+        st.swap_misses[key] = ctx
         return False
     a, la = givers if givers is not None else _givers(st, hi, r)
     if a.size == 0:
@@ -78,15 +114,19 @@ def swap_between(st: State, hi: int, lo: int, r: int,
     b = np.concatenate([b, np.array([-1])])
     lb = np.vstack([lb, np.zeros((1, la.shape[1]))])
     net = la[:, None, :] - lb[None, :, :]  # what hi loses and lo gains, [A, B, R]
-    u_hi0 = st.load[hi] / st.cap[hi]
-    u_lo0 = st.load[lo] / st.cap[lo]
-    # only pairs that lower r on hi are judged (the others never qualify): same arithmetic, fewer rows
-    ii, jj = np.nonzero(net[:, :, r] > 0)
+    # only pairs that lower r on hi and may keep the goals are judged (the others never qualify): same
+    # arithmetic, fewer rows
+    ii, jj = np.nonzero((net[:, :, r] > 0) & _keeps_goals(st, hi, lo, net))
+    if ii.size == 0:
+        st.swap_misses[key] = ctx
+        return False
     sub = net[ii, jj]  # [M, R]
-    bad_hi, gain_hi = st.judge(u_hi0, (st.load[hi] - sub) / st.cap[hi])
-    bad_lo, gain_lo = st.judge(u_lo0, (st.load[lo] + sub) / st.cap[lo])
+    # both brokers judged in one call, hi first: [2, 1, R] before, [2, M, R] after
+    u0 = np.stack([st.load[hi] / st.cap[hi], st.load[lo] / st.cap[lo]])[:, None, :]
+    u1 = np.stack([(st.load[hi] - sub) / st.cap[hi], (st.load[lo] + sub) / st.cap[lo]])
+    bad, both = st.judge(u0, u1)
     gain = np.full(net.shape[:2], -np.inf)
-    gain[ii, jj] = np.where(bad_hi | bad_lo, -np.inf, gain_hi + gain_lo)
+    gain[ii, jj] = np.where(bad[0] | bad[1], -np.inf, both[0] + both[1])
     size_a = st.disk_bytes[a]
     size_b = np.concatenate([st.disk_bytes[b[:-1]], [0.0]])
     size = size_a[:, None] + size_b[None, :]
