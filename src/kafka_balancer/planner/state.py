@@ -158,21 +158,22 @@ class State:
                 right[i] += (s if x >= h else 0.0) - (s if x < lo else 0.0)
         return left, right
 
-    def holding_range(self, b: int) -> tuple[FloatArr, FloatArr]:
-        """[R] each, in normal mode: utilisations of broker ``b`` outside which a goal that holds there now
-        certainly breaks (:meth:`judge` calls that a bad change), with a margin of 1e-9 so that rounding
-        never decides; -inf / inf on resources where the violation is already above the tolerance."""
-        theta = self.capacity_goal.theta
-        dg = self.distribution_goal
-        u = self.load[b] / self.cap[b]
-        held = self.violation_of(u) <= TOL
-        top = np.full(u.shape, theta)
-        bottom = np.full(u.shape, -np.inf)
-        if dg.active:
-            steep = dg.inv_scale * 1e-9 > 2 * TOL  # the band term passes the tolerance within the margin
-            top = np.where(steep, np.minimum(top, dg.hi), top)
-            bottom = np.where(steep, dg.lo, bottom)
-        return np.where(held, bottom - 1e-9, -np.inf), np.where(held, top + 1e-9, np.inf)
+    def holding_range(self, b: int) -> tuple[list[float], list[float]]:
+        """Per resource, in normal mode: the utilisations of broker ``b`` outside which a goal that holds
+        there now certainly breaks (:meth:`judge` calls that a bad change), widened by 1e-9 so that rounding
+        never decides; -inf / inf on resources whose violation is already above the tolerance. In Python
+        floats, as :meth:`slopes`."""
+        bd = scalar_judge.bands(self)
+        u = (self.load[b] / self.cap[b]).tolist()
+        held = [v <= TOL for v in scalar_judge.violation(bd, u)]
+        top = [bd.theta] * len(u)
+        bottom = [-np.inf] * len(u)
+        if bd.active:
+            for i, (h, lo, s) in enumerate(zip(bd.hi, bd.lo, bd.inv, strict=True)):
+                if s * 1e-9 > 2 * TOL:  # the band term passes the tolerance within the margin
+                    top[i], bottom[i] = min(top[i], h), lo
+        return ([x - 1e-9 if k else -np.inf for x, k in zip(bottom, held, strict=True)],
+                [x + 1e-9 if k else np.inf for x, k in zip(top, held, strict=True)])
 
     def rising(self, b: int) -> np.ndarray:
         """[R]: resources on which any load added to broker ``b`` makes :meth:`violation_of` grow: ``b`` is

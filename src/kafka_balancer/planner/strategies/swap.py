@@ -58,10 +58,14 @@ def _keeps_goals(st: State, hi: int, lo: int, net: np.ndarray) -> np.ndarray:
         return np.ones(net.shape[:2], dtype=bool)
     low_hi, top_hi = st.holding_range(hi)
     low_lo, top_lo = st.holding_range(lo)
-    u_hi, u_lo = st.load[hi] / st.cap[hi], st.load[lo] / st.cap[lo]
-    least = np.maximum((u_hi - top_hi) * st.cap[hi], (low_lo - u_lo) * st.cap[lo])
-    most = np.minimum((u_hi - low_hi) * st.cap[hi], (top_lo - u_lo) * st.cap[lo])
-    return np.asarray(np.all((net >= least) & (net <= most), axis=2))
+    c_hi, c_lo = st.cap[hi].tolist(), st.cap[lo].tolist()
+    u_hi = [x / c for x, c in zip(st.load[hi].tolist(), c_hi, strict=True)]
+    u_lo = [x / c for x, c in zip(st.load[lo].tolist(), c_lo, strict=True)]
+    least = [max((u - t) * c, (w - v) * d)
+             for u, t, c, w, v, d in zip(u_hi, top_hi, c_hi, low_lo, u_lo, c_lo, strict=True)]
+    most = [min((u - w) * c, (t - v) * d)
+            for u, w, c, t, v, d in zip(u_hi, low_hi, c_hi, top_lo, u_lo, c_lo, strict=True)]
+    return np.asarray(np.all((net >= np.array(least)) & (net <= np.array(most)), axis=2))
 
 
 def swap_between(st: State, hi: int, lo: int, r: int,
