@@ -1,5 +1,5 @@
 """The swap strategy skips a pair of brokers between which no load change can lower the total violation
-(strategies/swap.py, ``_cannot_gain``, from ``State.slopes``). The skip must never drop a swap the judge
+(strategies/swap.py, ``_cannot_gain``, from the slopes of edges.py). The skip must never drop a swap the judge
 would accept: checked here against the judge itself, on every pair of replicas, on seeded random states."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from kafka_balancer.model.snapshot import Snapshot
+from kafka_balancer.planner.goals import CapacityGoal
 from kafka_balancer.planner.state import State
 from kafka_balancer.planner.strategies import swap
 from kafka_balancer.sim.cluster import PRESETS, generate
@@ -51,7 +52,7 @@ def test_slopes_match_the_violation_on_either_side(preset: str, seed: int) -> No
     h = 1e-7
     for b in np.nonzero(st.alive)[0].tolist():
         u = st.load[b] / st.cap[b]
-        left, right = st.slopes(b)
+        left, right = st.edges(b).left, st.edges(b).right
         v = st.violation_of(u)
         np.testing.assert_allclose((v - st.violation_of(u - h)) / h, left, atol=1e-4)
         np.testing.assert_allclose((st.violation_of(u + h) - v) / h, right, atol=1e-4)
@@ -116,9 +117,18 @@ def test_the_holding_range_is_the_band_under_theta() -> None:
     so nothing bounds it. Once a partition of 0.1 has moved to it, it sits at 0.8 with every goal holding,
     and its range is the band's, widened by the 1e-9 margin."""
     st = _two(0.7)
-    low, top = st.holding_range(1)
-    assert low == [-np.inf] * 4 and top == [np.inf] * 4
+    e = st.edges(1)
+    assert e.low == [-np.inf] * 4 and e.top == [np.inf] * 4
     st.move_replica(0, 0, 1)
-    low, top = st.holding_range(1)
-    np.testing.assert_allclose(low, st.distribution_goal.lo - 1e-9, rtol=0, atol=1e-15)
-    np.testing.assert_allclose(top, np.full(4, 0.8 + 1e-9), rtol=0, atol=1e-15)
+    e = st.edges(1)  # a new version of broker 1: computed again
+    np.testing.assert_allclose(e.low, st.distribution_goal.lo - 1e-9, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(e.top, np.full(4, 0.8 + 1e-9), rtol=0, atol=1e-15)
+
+
+def test_edges_follow_the_goals() -> None:
+    """Broker 1 at 0.85: above θ = 0.8, its right slope carries the capacity term (12.5); once θ is 0.9 it
+    does not, and the cached edges must not survive the change of goal."""
+    st = _two(0.85)
+    assert st.edges(1).right[0] == pytest.approx(12.5)
+    st.capacity_goal = CapacityGoal(0.9)
+    assert st.edges(1).right[0] == pytest.approx(0.0)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kafka_balancer.model.snapshot import NW_OUT, Derived, FloatArr, Snapshot
-from kafka_balancer.planner import scalar_judge
+from kafka_balancer.planner import edges, scalar_judge
 from kafka_balancer.planner.constraints import Constraints, Resolved, resolve
 from kafka_balancer.planner.goals import (
     CAPACITY_WEIGHT,
@@ -64,6 +64,7 @@ class State:
         self.byte_budget = float("inf")  # bytes replica moves may still copy (lowered by each move)
         self.min_gain_per_byte = 0.0  # polishing: a move must lower the squared deviation this much per byte
         self._bands: scalar_judge.Bands | None = None  # the goals as Python floats (scalar_judge)
+        self._edges: dict[int, tuple[int, scalar_judge.Bands, edges.Edges]] = {}  # edges()' cache
         self.snap = snap
         self.rep = snap.replicas.copy()
         self.ldr = snap.leader.copy()
@@ -139,48 +140,24 @@ class State:
             v += w
         return v
 
-    def slopes(self, b: int) -> tuple[list[float], list[float]]:
-        """Per resource, the left- and right-hand slopes of :meth:`violation_of` at broker ``b``'s utilisation.
-
-        Per resource the violation is convex and piecewise linear in the utilisation (the capacity term,
-        plus the band term max(u - hi, lo - u, 0)), so for any d ≥ 0 taking d off changes it by at least
-        -left·d and adding d by at least right·d: bounds on what a change of ``b``'s load can gain. In
-        Python floats: four resources, called once per swap search."""
+    def edges(self, b: int) -> edges.Edges:
+        """Broker ``b``'s slopes and holding range (edges.py), kept until a move changes its load or the
+        goals are replaced."""
         bd = scalar_judge.bands(self)
-        th = bd.theta
-        k = CAPACITY_WEIGHT / th
-        u = (self.load[b] / self.cap[b]).tolist()
-        left = [k if x > th else 0.0 for x in u]
-        right = [k if x >= th else 0.0 for x in u]
-        if bd.active:
-            for i, (x, h, lo, s) in enumerate(zip(u, bd.hi, bd.lo, bd.inv, strict=True)):
-                left[i] += (s if x > h else 0.0) - (s if x <= lo else 0.0)
-                right[i] += (s if x >= h else 0.0) - (s if x < lo else 0.0)
-        return left, right
-
-    def holding_range(self, b: int) -> tuple[list[float], list[float]]:
-        """Per resource, in normal mode: the utilisations of broker ``b`` outside which a goal that holds
-        there now certainly breaks (:meth:`judge` calls that a bad change), widened by 1e-9 so that rounding
-        never decides; -inf / inf on resources whose violation is already above the tolerance. In Python
-        floats, as :meth:`slopes`."""
-        bd = scalar_judge.bands(self)
-        u = (self.load[b] / self.cap[b]).tolist()
-        held = [v <= TOL for v in scalar_judge.violation(bd, u)]
-        top = [bd.theta] * len(u)
-        bottom = [-np.inf] * len(u)
-        if bd.active:
-            for i, (h, lo, s) in enumerate(zip(bd.hi, bd.lo, bd.inv, strict=True)):
-                if s * 1e-9 > 2 * TOL:  # the band term passes the tolerance within the margin
-                    top[i], bottom[i] = min(top[i], h), lo
-        return ([x - 1e-9 if k else -np.inf for x, k in zip(bottom, held, strict=True)],
-                [x + 1e-9 if k else np.inf for x, k in zip(top, held, strict=True)])
+        hit = self._edges.get(b)
+        if hit is not None and hit[0] == self.version[b] and hit[1] is bd:
+            return hit[2]
+        e = edges.of(bd, self.load[b].tolist(), self.cap[b].tolist())
+        self._edges[b] = (self.version[b], bd, e)
+        return e
 
     def rising(self, b: int) -> np.ndarray:
         """[R]: resources on which any load added to broker ``b`` makes :meth:`violation_of` grow: ``b`` is
         above θ, and the capacity term rises there faster than the band term can fall. The violation is
         convex in the utilisation, so a right-hand slope of at least 1 means adding d raises it by at least d."""
-        u = self.load[b] / self.cap[b]
-        return np.asarray((u > self.capacity_goal.theta + 1e-9) & (np.asarray(self.slopes(b)[1]) >= 1.0))
+        e = self.edges(b)
+        theta = self.capacity_goal.theta
+        return np.array([u > theta + 1e-9 and s >= 1.0 for u, s in zip(e.util, e.right, strict=True)])
 
     def violations(self) -> FloatArr:
         """Violation per (broker, resource); 0 on dead brokers and on pairs provably out of reach."""

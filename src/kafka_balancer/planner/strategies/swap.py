@@ -34,37 +34,33 @@ def _context(st: State, hi: int, lo: int, byte_room: float) -> tuple[object, ...
 def _cannot_gain(st: State, hi: int, lo: int) -> bool:
     """In normal mode, whether no change of load between ``hi`` and ``lo`` can lower the total violation:
     on every resource, a unit of load leaving ``hi`` removes at most as much as it adds arriving at ``lo``,
-    and the same the other way (:meth:`State.slopes`). False in the relaxed and polishing modes (other
-    costs) and where a capacity is zero."""
+    and the same the other way (edges.py). False in the relaxed and polishing modes (other costs) and
+    where a capacity is zero."""
     if st.polishing or st.relaxed:
         return False
     c_hi, c_lo = st.cap[hi].tolist(), st.cap[lo].tolist()
     if min(c_hi) <= 0 or min(c_lo) <= 0:
         return False
-    left_hi, right_hi = st.slopes(hi)
-    left_lo, right_lo = st.slopes(lo)
+    e_hi, e_lo = st.edges(hi), st.edges(lo)
     return all(
         lh / ch <= rl / cl and ll / cl <= rh / ch
-        for lh, rh, ll, rl, ch, cl in zip(left_hi, right_hi, left_lo, right_lo, c_hi, c_lo, strict=True)
+        for lh, rh, ll, rl, ch, cl in zip(e_hi.left, e_hi.right, e_lo.left, e_lo.right, c_hi, c_lo, strict=True)
     )
 
 
 def _keeps_goals(st: State, hi: int, lo: int, net: np.ndarray) -> np.ndarray:
     """[A, B], in normal mode: pairs whose net load ``net`` ([A, B, R], what ``hi`` loses and ``lo`` gains)
-    may keep every goal that holds on ``hi`` and ``lo`` (:meth:`State.holding_range`). The others are
+    may keep every goal that holds on ``hi`` and ``lo`` (edges.py, the holding range). The others are
     certainly judged bad, so they are not judged (on `overloaded`, nine pairs in ten). Every pair is kept
     in the relaxed and polishing modes (other rules) and where a capacity is zero."""
-    if st.polishing or st.relaxed or min(st.cap[hi].min(), st.cap[lo].min()) <= 0:
-        return np.ones(net.shape[:2], dtype=bool)
-    low_hi, top_hi = st.holding_range(hi)
-    low_lo, top_lo = st.holding_range(lo)
     c_hi, c_lo = st.cap[hi].tolist(), st.cap[lo].tolist()
-    u_hi = [x / c for x, c in zip(st.load[hi].tolist(), c_hi, strict=True)]
-    u_lo = [x / c for x, c in zip(st.load[lo].tolist(), c_lo, strict=True)]
+    if st.polishing or st.relaxed or min(c_hi) <= 0 or min(c_lo) <= 0:
+        return np.ones(net.shape[:2], dtype=bool)
+    e_hi, e_lo = st.edges(hi), st.edges(lo)
     least = [max((u - t) * c, (w - v) * d)
-             for u, t, c, w, v, d in zip(u_hi, top_hi, c_hi, low_lo, u_lo, c_lo, strict=True)]
+             for u, t, c, w, v, d in zip(e_hi.util, e_hi.top, c_hi, e_lo.low, e_lo.util, c_lo, strict=True)]
     most = [min((u - w) * c, (t - v) * d)
-            for u, w, c, t, v, d in zip(u_hi, low_hi, c_hi, top_lo, u_lo, c_lo, strict=True)]
+            for u, w, c, t, v, d in zip(e_hi.util, e_hi.low, c_hi, e_lo.top, e_lo.util, c_lo, strict=True)]
     return np.asarray(np.all((net >= np.array(least)) & (net <= np.array(most)), axis=2))
 
 
