@@ -17,6 +17,7 @@ from kafka_balancer.planner.state import State
 MAX_CANDIDATES = 24
 MAX_SOURCES = 16
 MAX_DESTINATIONS = 64
+FIRST_DESTINATIONS = 16  # judged for every candidate; the other destinations only where none of these fits
 
 
 def _candidate_order(contrib: np.ndarray, need: float, cost: np.ndarray) -> np.ndarray:
@@ -63,32 +64,50 @@ def _place(st: State, src: int, r: int, cands: np.ndarray) -> tuple[bool, bool]:
     util_r = st.load[:, r] / st.cap[:, r]
     # destinations in ascending order of load on r; only the least loaded are worth evaluating
     dests = smallest(util_r, MAX_DESTINATIONS, st.alive)
-    load_d, cap_d = st.load[dests], st.cap[dests]
     deltas = st.role_loads(cands, src)  # [K, 4]
     u_src = st.load[src] / st.cap[src]
     bad_src, gain_src = st.judge(u_src[None, :], (st.load[src][None, :] - deltas) / st.cap[src][None, :])  # [K]
-    # the destinations are judged only where the hard constraints and the source allow the move: the
-    # same element-wise arithmetic as on the whole [K, D] grid, on fewer pairs
-    kk, dd = np.nonzero(st.dest_masks(cands, src, dests) & ~bad_src[:, None])
-    u_d = load_d / cap_d
-    bad_dst, gain_dst = st.judge(u_d[dd], (load_d[dd] + deltas[kk]) / cap_d[dd], st.violation_of(u_d)[dd])  # [M]
-    gain = np.zeros((cands.size, dests.size))
-    ok = np.zeros((cands.size, dests.size), dtype=bool)
-    g = gain_dst + gain_src[kk]
-    gain[kk, dd] = g
-    ok[kk, dd] = ~bad_dst & (g > 1e-9)
-    has = ok.any(axis=1)
-    if not has.any():
+    first, gain = _first_acceptable(st, src, cands, deltas, gain_src, np.nonzero(~bad_src)[0], dests)
+    rows = np.nonzero(first >= 0)[0]
+    if rows.size == 0:
         return False, bool(bad_src.any())
-    first = np.argmax(ok, axis=1)  # the first acceptable destination in ascending order of load
-    rows = np.nonzero(has)[0]
     if st.by_gain_per_byte:
-        score = gain[rows, first[rows]] / (st.disk_bytes[cands[rows]] + st.byte_floor)
+        score = gain[rows] / (st.disk_bytes[cands[rows]] + st.byte_floor)
         k = int(rows[np.argmax(score)])
     else:
         k = int(rows[0])  # the first acceptable candidate in preference order
     st.move_replica(int(cands[k]), src, int(dests[first[k]]))
     return True, False
+
+
+def _first_acceptable(st: State, src: int, cands: np.ndarray, deltas: np.ndarray, gain_src: np.ndarray,
+                      rows: np.ndarray, dests: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per candidate: the index in ``dests`` of the first destination that takes it (-1 if none) and the
+    move's gain there. Only ``rows`` (the candidates the source lets go) are judged, and only where the
+    hard constraints allow the move: the same element-wise arithmetic as on the whole grid, on fewer pairs.
+    The first ``FIRST_DESTINATIONS`` are judged for every candidate, the rest only for the candidates none
+    of them takes (on `large-hard` seed 2, 79k of the 91k candidates that can move find theirs among the first 16)."""
+    first = np.full(cands.size, -1, dtype=np.int64)
+    gain = np.zeros(cands.size)
+    for start, stop in ((0, FIRST_DESTINATIONS), (FIRST_DESTINATIONS, dests.size)):
+        if rows.size == 0 or start >= dests.size:
+            break
+        cols = dests[start:stop]
+        kk, dd = np.nonzero(st.dest_masks(cands[rows], src, cols))
+        load_d, cap_d = st.load[cols], st.cap[cols]
+        u_d = load_d / cap_d
+        bad_dst, gain_dst = st.judge(u_d[dd], (load_d[dd] + deltas[rows[kk]]) / cap_d[dd], st.violation_of(u_d)[dd])
+        g = gain_dst + gain_src[rows[kk]]
+        ok = np.zeros((rows.size, cols.size), dtype=bool)
+        ok[kk, dd] = ~bad_dst & (g > 1e-9)
+        grid = np.zeros((rows.size, cols.size))
+        grid[kk, dd] = g
+        has = ok.any(axis=1)
+        at = np.argmax(ok, axis=1)[has]  # the first acceptable destination in ascending order of load
+        first[rows[has]] = start + at
+        gain[rows[has]] = grid[np.nonzero(has)[0], at]
+        rows = rows[~has]
+    return first, gain
 
 
 def attract(st: State, dst: int, r: int) -> bool:
