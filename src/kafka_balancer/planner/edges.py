@@ -29,6 +29,7 @@ MARGIN = 1e-9  # utilisation; the tolerance (1e-12) is passed well within it on 
 
 @dataclass(frozen=True, slots=True)
 class Edges:
+    cap: list[float]
     util: list[float]
     left: list[float]
     right: list[float]
@@ -59,7 +60,7 @@ def of(bd: Bands, load: list[float], cap: list[float]) -> Edges:
                 top[i], low[i] = min(th, h), lo
     held = [v <= TOL for v in violation(bd, u)]
     return Edges(
-        util=u, left=left, right=right,
+        cap=cap, util=u, left=left, right=right,
         low=[x - MARGIN if k else -math.inf for x, k in zip(low, held, strict=True)],
         top=[x + MARGIN if k else math.inf for x, k in zip(top, held, strict=True)],
     )

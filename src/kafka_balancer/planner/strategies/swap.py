@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kafka_balancer.planner.edges import Edges
 from kafka_balancer.planner.ranking import smallest
 from kafka_balancer.planner.state import State
 
@@ -31,36 +32,47 @@ def _context(st: State, hi: int, lo: int, byte_room: float) -> tuple[object, ...
             id(cg), id(dg), cg, dg)
 
 
-def _cannot_gain(st: State, hi: int, lo: int) -> bool:
-    """In normal mode, whether no change of load between ``hi`` and ``lo`` can lower the total violation:
-    on every resource, a unit of load leaving ``hi`` removes at most as much as it adds arriving at ``lo``,
-    and the same the other way (edges.py). False in the relaxed and polishing modes (other costs) and
-    where a capacity is zero."""
+def _normal_edges(st: State, hi: int, lo: int) -> tuple[Edges, Edges] | None:
+    """Both brokers' edges (edges.py) where the bounds drawn from them apply: in normal mode (the relaxed and
+    polishing modes have other costs and rules) and with every capacity positive; None elsewhere."""
     if st.polishing or st.relaxed:
-        return False
-    c_hi, c_lo = st.cap[hi].tolist(), st.cap[lo].tolist()
-    if min(c_hi) <= 0 or min(c_lo) <= 0:
-        return False
+        return None
     e_hi, e_lo = st.edges(hi), st.edges(lo)
+    if min(e_hi.cap) <= 0 or min(e_lo.cap) <= 0:
+        return None
+    return e_hi, e_lo
+
+
+def _cannot_gain(st: State, hi: int, lo: int) -> bool:
+    """Whether no change of load between ``hi`` and ``lo`` can lower the total violation: on every resource,
+    a unit of load leaving ``hi`` removes at most as much as it adds arriving at ``lo``, and the same the
+    other way. False where the bounds do not apply (``_normal_edges``)."""
+    edges = _normal_edges(st, hi, lo)
+    if edges is None:
+        return False
+    e_hi, e_lo = edges
     return all(
         lh / ch <= rl / cl and ll / cl <= rh / ch
-        for lh, rh, ll, rl, ch, cl in zip(e_hi.left, e_hi.right, e_lo.left, e_lo.right, c_hi, c_lo, strict=True)
+        for lh, rh, ll, rl, ch, cl in zip(e_hi.left, e_hi.right, e_lo.left, e_lo.right, e_hi.cap, e_lo.cap,
+                                          strict=True)
     )
 
 
 def _keeps_goals(st: State, hi: int, lo: int, net: np.ndarray) -> np.ndarray:
-    """[A, B], in normal mode: pairs whose net load ``net`` ([A, B, R], what ``hi`` loses and ``lo`` gains)
-    may keep every goal that holds on ``hi`` and ``lo`` (edges.py, the holding range). The others are
-    certainly judged bad, so they are not judged (on `overloaded`, nine pairs in ten). Every pair is kept
-    in the relaxed and polishing modes (other rules) and where a capacity is zero."""
-    c_hi, c_lo = st.cap[hi].tolist(), st.cap[lo].tolist()
-    if st.polishing or st.relaxed or min(c_hi) <= 0 or min(c_lo) <= 0:
+    """[A, B]: pairs whose net load ``net`` ([A, B, R], what ``hi`` loses and ``lo`` gains) may keep every
+    goal that holds on ``hi`` and ``lo`` (the holding range). The others are certainly judged bad, so they
+    are not judged (on `overloaded`, nine pairs in ten). Every pair is kept where the bounds do not apply
+    (``_normal_edges``)."""
+    edges = _normal_edges(st, hi, lo)
+    if edges is None:
         return np.ones(net.shape[:2], dtype=bool)
-    e_hi, e_lo = st.edges(hi), st.edges(lo)
-    least = [max((u - t) * c, (w - v) * d)
-             for u, t, c, w, v, d in zip(e_hi.util, e_hi.top, c_hi, e_lo.low, e_lo.util, c_lo, strict=True)]
-    most = [min((u - w) * c, (t - v) * d)
-            for u, w, c, t, v, d in zip(e_hi.util, e_hi.low, c_hi, e_lo.top, e_lo.util, c_lo, strict=True)]
+    e_hi, e_lo = edges
+    hi_side = zip(e_hi.util, e_hi.low, e_hi.top, e_hi.cap, strict=True)
+    lo_side = zip(e_lo.util, e_lo.low, e_lo.top, e_lo.cap, strict=True)
+    least, most = [], []
+    for (u, low_h, top_h, c), (v, low_l, top_l, d) in zip(hi_side, lo_side, strict=True):
+        least.append(max((u - top_h) * c, (low_l - v) * d))
+        most.append(min((u - low_h) * c, (top_l - v) * d))
     return np.asarray(np.all((net >= np.array(least)) & (net <= np.array(most)), axis=2))
 
 
