@@ -166,10 +166,12 @@ def partition_infeasibility(snap: Snapshot, eps: float, limit: int = 10, view: D
 
 def hot_partitions(
     snap: Snapshot, eps: float, view: Derived | None = None, limit: int = 10
-) -> tuple[list[str], tuple[tuple[int, int], ...]]:
-    """(lines, exempt): :func:`partition_infeasibility`'s lines, and the (broker, resource) pairs that
-    are provably out of the band whatever the plan: the present leader of a too-hot partition on that
-    resource (any leader would be; moving the leadership only moves the problem)."""
+) -> tuple[list[str], tuple[tuple[int, int, bool], ...]]:
+    """(lines, roles): :func:`partition_infeasibility`'s lines, and the (partition, resource, everyone)
+    roles that put whoever holds them provably out of the band whatever the plan: the leader of a too-hot
+    partition on that resource (any leader would be; moving the leadership only moves the problem), and
+    with ``everyone`` each of its replicas (disk and network-in, where a follower is as heavy as the
+    leader). The roles follow the partition: the broker holding one is exempt while it holds it."""
     view = view if view is not None else Derived(snap)
     alive = snap.alive
     if not alive.any():
@@ -177,7 +179,7 @@ def hot_partitions(
     caps = snap.capacity[alive]
     totals = view.totals
     found: dict[int, list[str]] = {}
-    exempt: list[tuple[int, int]] = []
+    roles: list[tuple[int, int, bool]] = []
     for r, res in enumerate(RESOURCES):
         if totals[r] <= 0:
             continue
@@ -188,11 +190,8 @@ def hot_partitions(
             found.setdefault(p, []).append(
                 f"{res} {snap.leader_load[p, r] / caps[:, r].max():.3f} (band top {top / caps[:, r].max():.3f})"
             )
-            b = int(snap.leader[p])
-            if b >= 0 and alive[b]:
-                exempt.append((b, r))
-            if snap.follower_load[p, r] > top:  # disk and network-in: every replica is as heavy as the leader
-                exempt += [(int(f), r) for f in snap.replicas[p] if f >= 0 and alive[f] and f != b]
+            # disk and network-in: every replica is as heavy as the leader
+            roles.append((int(p), r, bool(snap.follower_load[p, r] > top)))
     lines = [
         f"partition {snap.partition_label(p)} puts {' and '.join(parts)} of the largest broker on its leader, "
         "above the band top, whoever leads it"
@@ -200,7 +199,7 @@ def hot_partitions(
     ]
     if len(found) > limit:
         lines.append(f"{len(found) - limit} more partition(s) too hot for any broker")
-    return lines, tuple(exempt)
+    return lines, tuple(roles)
 
 
 def spread_lp_infeasibility(snap: Snapshot, theta: float, eps: float, view: Derived | None = None) -> list[str]:

@@ -128,18 +128,12 @@ def _balance(
     given_up: list[tuple[int, int]] = []
     moves = 0
     while time.monotonic() < deadline and (max_moves is None or moves < max_moves):
-        v = st.violations()
-        for b, r in given_up:
-            v[b, r] = 0.0
-        fresh = v.copy()
-        for (b, r), (at, wait) in failed.items():
-            if moves - at < wait:
-                fresh[b, r] = 0.0
-            if at == moves:
-                v[b, r] = 0.0
-        pick = fresh if fresh.max() > TOL else v
+        # the band first; then a hot role's holder above θ (out of the band by proof, not necessarily above θ)
+        pick = _pick(st.violations(), given_up, failed, moves)
+        if pick.max() <= TOL:
+            pick = _pick(st.hot_excess(), given_up, failed, moves)
         flat = int(np.argmax(pick))
-        b, r = divmod(flat, v.shape[1])
+        b, r = divmod(flat, pick.shape[1])
         if pick[b, r] <= TOL:
             break
         u = st.load[b, r] / st.cap[b, r]
@@ -165,8 +159,24 @@ def _balance(
                 failed.pop((b, r), None)
             else:
                 failed[(b, r)] = (moves, wait)
-    v = st.violations()
+    v = st.violations() + st.hot_excess()
     return [(int(b), int(r)) for b, r in zip(*np.nonzero(v > TOL), strict=True)]
+
+
+def _pick(
+    v: np.ndarray, given_up: list[tuple[int, int]], failed: dict[tuple[int, int], tuple[int, int]], moves: int
+) -> np.ndarray:
+    """The violations the move loop may take now: none given up, none waiting after a failure (unless every
+    one is waiting: then all but those that failed since the last move)."""
+    for b, r in given_up:
+        v[b, r] = 0.0
+    fresh = v.copy()
+    for (b, r), (at, wait) in failed.items():
+        if moves - at < wait:
+            fresh[b, r] = 0.0
+        if at == moves:
+            v[b, r] = 0.0
+    return fresh if fresh.max() > TOL else v
 
 
 @dataclass(frozen=True)
@@ -182,7 +192,7 @@ class _Settings:
     res: Resolved
     view: Derived
     policy: tuple[str, ...]
-    exempt: tuple[tuple[int, int], ...] = ()  # (broker, resource) pairs provably out of reach: not chased
+    exempt: tuple[tuple[int, int, bool], ...] = ()  # roles whose holders are out of reach: not chased
     floors: tuple[holder_floors.Floor, ...] = ()  # holders provably outside the band (reported, see _at_floor)
     heal: bool = False  # only the replicas on dead brokers move; the rest is balanced by leadership alone
 
@@ -407,8 +417,7 @@ def _search(
     )
     if "capacity" not in cfg.policy:
         st.capacity_goal = CapacityGoal(float("inf"))
-    for b, r in cfg.exempt:
-        st.exempt[b, r] = True
+    st.exempt_roles(cfg.exempt)
     if cfg.res.leadership_only:  # disk and network-in move only with replicas: out of reach, not chased
         st.exempt[:, [DISK, NW_IN]] = True
     # a demoted broker leads nothing: its network-out and leader CPU cannot reach the band from below
@@ -635,7 +644,7 @@ def _finish(
     entries, replica_moves, leader_moves, moved = _diff(original, st, cfg.res)
     after_snap = snap.with_assignment(st.rep, st.ldr)
     after = evaluate(after_snap, cfg.theta, cfg.eps)
-    out_of_band = (st.violations() > TOL) & ~_at_floor(st, cfg)
+    out_of_band = ((st.violations() > TOL) | (st.hot_excess() > TOL)) & ~_at_floor(st, cfg)
     left = [(int(b), int(r)) for b, r in zip(*np.nonzero(out_of_band), strict=True)]
     unresolved = tuple(
         f"broker {int(snap.broker_ids[b])} {RESOURCES[r]} at {st.load[b, r] / st.cap[b, r]:.3f} "

@@ -57,6 +57,9 @@ class State:
         # (broker, resource) pairs out of reach whatever the plan (a too-hot partition's leader, a demoted
         # broker's network-out, disk on a leadership-only plan): never chased
         self.exempt = np.zeros((snap.n_brokers, snap.leader_load.shape[1]), dtype=bool)
+        # roles that put their holder out of reach (bounds.hot_partitions): exempt wherever they are now
+        self.hot_lead: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        self.hot_held: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
         self.by_gain_per_byte = by_gain_per_byte  # replica choice: most violation removed per byte, or first
         self.relaxed = False  # see judge()
         self.polishing = False  # see judge()
@@ -159,11 +162,61 @@ class State:
         theta = self.capacity_goal.theta
         return np.array([u > theta + 1e-9 and s >= 1.0 for u, s in zip(e.util, e.right, strict=True)])
 
+    def exempt_roles(self, roles: tuple[tuple[int, int, bool], ...]) -> None:
+        """Exempt whoever holds each (partition, resource, everyone) role (bounds.hot_partitions): its
+        leader, and with ``everyone`` each of its replicas, wherever the plan puts them."""
+        lead = [(p, r) for p, r, _ in roles]
+        held = [(p, r) for p, r, everyone in roles if everyone]
+        self.hot_lead = (np.array([p for p, _ in lead], np.int64), np.array([r for _, r in lead], np.int64))
+        self.hot_held = (np.array([p for p, _ in held], np.int64), np.array([r for _, r in held], np.int64))
+
+    def _hot_holders(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(brokers, resources, utilisation): each present holder of a role given to :meth:`exempt_roles`,
+        and what the role alone puts on it (a broker may appear more than once)."""
+        parts, res = self.hot_lead
+        who = self.ldr[parts]
+        ok = who >= 0
+        b_lead, r_lead = who[ok], res[ok]
+        u_lead = self.L[parts[ok], r_lead] / self.cap[b_lead, r_lead]
+        parts, res = self.hot_held
+        rows = self.rep[parts]
+        k, c = np.nonzero((rows >= 0) & (rows != self.ldr[parts][:, None]))
+        b_held, r_held = rows[k, c], res[k]
+        u_held = self.F[parts[k], r_held] / self.cap[b_held, r_held]
+        return (np.concatenate([b_lead, b_held]), np.concatenate([r_lead, r_held]),
+                np.concatenate([u_lead, u_held]))
+
+    def out_of_reach(self) -> np.ndarray:
+        """[B, R]: pairs whose band is out of reach: :attr:`exempt`, and the present holders of the roles
+        given to :meth:`exempt_roles` (a too-hot partition's leader moved by the plan takes its exemption
+        along)."""
+        out = self.exempt.copy()
+        if self.hot_lead[0].size:
+            b, r, _ = self._hot_holders()
+            out[b, r] = True
+        return out
+
     def violations(self) -> FloatArr:
         """Violation per (broker, resource); 0 on dead brokers and on pairs provably out of reach."""
         v = self.violation_of(self.util())
         v[~self.alive] = 0.0
-        v[self.exempt] = 0.0
+        v[self.out_of_reach()] = 0.0
+        return v
+
+    def hot_excess(self) -> FloatArr:
+        """[B, R]: the capacity violation of a hot role's holder above what its hot roles alone put on it:
+        the band is out of reach there, θ need not be (0 elsewhere)."""
+        v = np.zeros(self.load.shape)
+        if not self.hot_lead[0].size:
+            return v
+        b, r, u = self._hot_holders()
+        own = np.zeros(self.load.shape)
+        np.add.at(own, (b, r), u)
+        held = own > 0
+        theta = self.capacity_goal.theta
+        util = self.load[held] / self.cap[held]
+        v[held] = np.maximum(0.0, util - np.maximum(theta, own[held])) / theta * CAPACITY_WEIGHT
+        v[self.exempt | ~self.alive[:, None]] = 0.0
         return v
 
     def judge(self, util0: FloatArr, util1: FloatArr, v0: FloatArr | None = None) -> tuple[np.ndarray, np.ndarray]:

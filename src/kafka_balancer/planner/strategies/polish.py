@@ -58,7 +58,7 @@ def polish(
             mag = np.abs(dev)
             for b, r in stuck:
                 mag[b, r] = 0.0
-            mag[st.exempt] = 0.0  # provably out of reach (a partition too hot for any broker): never tried
+            mag[st.out_of_reach()] = 0.0  # provably out of reach (a partition too hot for any broker): never tried
             flat = int(np.argmax(mag))
             b, r = divmod(flat, mag.shape[1])
             if mag[b, r] <= min_dev:
