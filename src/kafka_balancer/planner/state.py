@@ -68,6 +68,10 @@ class State:
         self.min_gain_per_byte = 0.0  # polishing: a move must lower the squared deviation this much per byte
         self._bands: scalar_judge.Bands | None = None  # the goals as Python floats (scalar_judge)
         self._edges: dict[int, tuple[int, scalar_judge.Bands, edges.Edges]] = {}  # edges()' cache
+        # violation_of over every broker, kept for the goals it was computed with; rows of brokers a move
+        # touched since (``_touched``) are recomputed on the next read
+        self._raw: tuple[CapacityGoal, DistributionGoal, FloatArr] | None = None
+        self._touched: set[int] = set()
         self.snap = snap
         self.rep = snap.replicas.copy()
         self.ldr = snap.leader.copy()
@@ -196,9 +200,22 @@ class State:
             out[b, r] = True
         return out
 
+    def _violation_all(self) -> FloatArr:
+        """:meth:`violation_of` every broker's utilisation, a fresh array. Element by element, so the rows of
+        brokers no move touched since the last read are kept (the loop reads this once per step, and a step
+        changes one or two brokers); any change of goal recomputes all."""
+        cg, dg = self.capacity_goal, self.distribution_goal
+        if self._raw is None or self._raw[0] is not cg or self._raw[1] is not dg:
+            self._raw = (cg, dg, self.violation_of(self.util()))
+        elif self._touched:
+            rows = np.fromiter(self._touched, dtype=np.int64, count=len(self._touched))
+            self._raw[2][rows] = self.violation_of(self.load[rows] / self.cap[rows])
+        self._touched.clear()
+        return self._raw[2].copy()
+
     def violations(self) -> FloatArr:
         """Violation per (broker, resource); 0 on dead brokers and on pairs provably out of reach."""
-        v = self.violation_of(self.util())
+        v = self._violation_all()
         v[~self.alive] = 0.0
         v[self.out_of_reach()] = 0.0
         return v
@@ -433,6 +450,8 @@ class State:
         self.load[dst] += delta
         self.version[src] += 1
         self.version[dst] += 1
+        self._touched.add(src)
+        self._touched.add(dst)
         self.members[src].discard(p)
         self.members[dst].add(p)
         self._members_arr.pop(src, None)
@@ -461,9 +480,11 @@ class State:
             self.load[src] -= self.LF[p]
             self.lcount[src] -= 1
             self.version[src] += 1
+            self._touched.add(src)
         self.load[dst] += self.LF[p]
         self.lcount[dst] += 1
         self.version[dst] += 1
+        self._touched.add(dst)
         self.ldr[p] = dst
         self.leader_moves += 1
         if self.journal is not None:
