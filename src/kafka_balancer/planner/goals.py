@@ -23,6 +23,9 @@ import numpy as np
 from kafka_balancer.model.snapshot import FloatArr, IntArr
 
 CAPACITY_WEIGHT = 10.0  # a point of utilisation above θ weighs this much more than one outside the ε band
+# in the planner's θ-first mode (State.judge) the capacity term counts this many times over again, so that a
+# point above θ outweighs any band term by far
+THETA_FIRST = 1e3
 
 
 @dataclass(frozen=True)

@@ -130,7 +130,8 @@ def _balance(
     while time.monotonic() < deadline and (max_moves is None or moves < max_moves):
         # the band first; then a hot role's holder above θ (out of the band by proof, not necessarily above θ)
         pick = _pick(st.violations(), given_up, failed, moves)
-        if pick.max() <= TOL:
+        hot_chase = pick.max() <= TOL
+        if hot_chase:
             pick = _pick(st.hot_excess(), given_up, failed, moves)
         flat = int(np.argmax(pick))
         b, r = divmod(flat, pick.shape[1])
@@ -139,6 +140,7 @@ def _balance(
         u = st.load[b, r] / st.cap[b, r]
         high = u > st.target[r]
         done = False
+        st.theta_first = hot_chase  # θ outranks the band there (State.judge)
         if r in (CPU, NW_OUT):
             done = leadership.shed(st, b, r) if high else leadership.attract(st, b, r)
         copies_left = st.can_copy()
@@ -146,6 +148,7 @@ def _balance(
             done = replica.shed(st, b, r) if high else replica.attract(st, b, r)
         if not done and copies_left and swaps:
             done = swap.shed(st, b, r) if high else swap.attract(st, b, r)
+        st.theta_first = False
         if done:
             moves += 1
             failed.pop((b, r), None)
@@ -419,18 +422,17 @@ def _search(
         st.capacity_goal = CapacityGoal(float("inf"))
     st.exempt_roles(cfg.exempt)
     if cfg.res.leadership_only:  # disk and network-in move only with replicas: out of reach, not chased
-        st.exempt[:, [DISK, NW_IN]] = True
+        st.exempt_pairs(slice(None), [DISK, NW_IN])
     # a demoted broker leads nothing: its network-out and leader CPU cannot reach the band from below
     demoted = cfg.res.demoted & snap.alive
-    st.exempt[demoted, CPU] = True
-    st.exempt[demoted, NW_OUT] = True
+    st.exempt_pairs(demoted, [CPU, NW_OUT])
     goals_before = tuple((g, *_goal_state(g, st, cfg)) for g in cfg.policy)
     warnings: list[str] = []
     _, stranded = evacuate.evacuate(st, cfg.res.removed & cfg.res.alive)
     if cfg.heal:  # what a failure forces has moved; disk and network-in move only with replicas
         evacuate.reseat(st)
         st.receive = np.zeros_like(st.receive)
-        st.exempt[:, [DISK, NW_IN]] = True
+        st.exempt_pairs(slice(None), [DISK, NW_IN])
     stranded_labels = [snap.partition_label(p) for p, _ in stranded]
     for why, text in (
         (evacuate.NO_SOURCE, "have no live replica: they cannot be copied until one of their brokers returns; "

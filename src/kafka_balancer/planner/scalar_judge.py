@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kafka_balancer.planner.goals import CAPACITY_WEIGHT
+from kafka_balancer.planner.goals import CAPACITY_WEIGHT, THETA_FIRST
 
 if TYPE_CHECKING:
     from kafka_balancer.planner.state import State
@@ -107,6 +107,11 @@ def judge(st: State, bd: Bands, u0: list[float], u1: list[float]) -> tuple[bool,
         c0 = [_sq((x - t) / t) if t > 0 else 0.0 for x, t in zip(u0, bd.target, strict=True)]
         c1 = [_sq((x - t) / t) if t > 0 else 0.0 for x, t in zip(u1, bd.target, strict=True)]
         return grows(bd, u0, u1), ltr_sum(c0) - ltr_sum(c1)
+    if st.theta_first:
+        k0, k1 = capacity_violation(bd, u0), capacity_violation(bd, u1)
+        bad = any(b > max(a, TOL) + TOL for a, b in zip(k0, k1, strict=True))
+        drop = ltr_sum(violation(bd, u0)) - ltr_sum(violation(bd, u1))
+        return bad, drop + THETA_FIRST * (ltr_sum(k0) - ltr_sum(k1))
     if st.relaxed:
         g0, g1 = capacity_violation(bd, u0), capacity_violation(bd, u1)
         c0 = [v * v for v in violation(bd, u0)]

@@ -14,6 +14,7 @@ from kafka_balancer.planner import edges, scalar_judge
 from kafka_balancer.planner.constraints import Constraints, Resolved, resolve
 from kafka_balancer.planner.goals import (
     CAPACITY_WEIGHT,
+    THETA_FIRST,
     CapacityGoal,
     DistributionGoal,
     HostSpreadGoal,
@@ -55,7 +56,7 @@ class State:
         self.swap_allowance = float("inf")  # bytes the swap-based count goals may still copy
         self.guards: list[CountGoal] = []  # count goals of higher priority that a move may not worsen
         # (broker, resource) pairs out of reach whatever the plan (a too-hot partition's leader, a demoted
-        # broker's network-out, disk on a leadership-only plan): never chased
+        # broker's network-out, disk on a leadership-only plan): never chased; added to by exempt_pairs()
         self.exempt = np.zeros((snap.n_brokers, snap.leader_load.shape[1]), dtype=bool)
         # roles that put their holder out of reach (bounds.hot_partitions): exempt wherever they are now
         self.hot_lead: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -64,6 +65,9 @@ class State:
         self.relaxed = False  # see judge()
         self.polishing = False  # see judge()
         self.sift = False  # the repair pass: replica.shed weighs a second round when the source refuses
+        self.theta_first = False  # see judge()
+        self._hot_part = np.zeros(snap.n_partitions, dtype=bool)  # partitions of the roles given to exempt_roles
+        self._pin_cache: tuple[np.ndarray, bool] | None = None  # _pins()'s cache
         self.byte_budget = float("inf")  # bytes replica moves may still copy (lowered by each move)
         self.min_gain_per_byte = 0.0  # polishing: a move must lower the squared deviation this much per byte
         self._bands: scalar_judge.Bands | None = None  # the goals as Python floats (scalar_judge)
@@ -173,6 +177,9 @@ class State:
         held = [(p, r) for p, r, everyone in roles if everyone]
         self.hot_lead = (np.array([p for p, _ in lead], np.int64), np.array([r for _, r in lead], np.int64))
         self.hot_held = (np.array([p for p, _ in held], np.int64), np.array([r for _, r in held], np.int64))
+        self._hot_part = np.zeros(self.snap.n_partitions, dtype=bool)
+        self._hot_part[self.hot_lead[0]] = True
+        self._pin_cache = None
 
     def _hot_holders(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(brokers, resources, utilisation): each present holder of a role given to :meth:`exempt_roles`,
@@ -194,11 +201,24 @@ class State:
         """[B, R]: pairs whose band is out of reach: :attr:`exempt`, and the present holders of the roles
         given to :meth:`exempt_roles` (a too-hot partition's leader moved by the plan takes its exemption
         along)."""
-        out = self.exempt.copy()
-        if self.hot_lead[0].size:
-            b, r, _ = self._hot_holders()
-            out[b, r] = True
-        return out
+        return self._pins()[0].copy()
+
+    def exempt_pairs(self, brokers: np.ndarray | slice, resources: list[int]) -> None:
+        """Put (broker, resource) pairs out of reach for good: never chased (:attr:`exempt`)."""
+        for r in resources:
+            self.exempt[brokers, r] = True
+        self._pin_cache = None
+
+    def _pins(self) -> tuple[np.ndarray, bool]:
+        """(:meth:`out_of_reach`, whether any pair is), kept until a hot role's partition moves or
+        :meth:`exempt_pairs` adds pairs."""
+        if self._pin_cache is None:
+            mask = self.exempt.copy()
+            if self.hot_lead[0].size:
+                b, r, _ = self._hot_holders()
+                mask[b, r] = True
+            self._pin_cache = (mask, bool(mask.any()))
+        return self._pin_cache
 
     def _violation_all(self) -> FloatArr:
         """:meth:`violation_of` every broker's utilisation, a fresh array. Element by element, so the rows of
@@ -236,7 +256,8 @@ class State:
         v[self.exempt | ~self.alive[:, None]] = 0.0
         return v
 
-    def judge(self, util0: FloatArr, util1: FloatArr, v0: FloatArr | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def judge(self, util0: FloatArr, util1: FloatArr, v0: FloatArr | None = None,
+              rows: int | np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """For utilisations before and after a change (last axis: resources, broadcastable): does the
         change break a goal that held, and how much does it lower the cost?
 
@@ -245,6 +266,13 @@ class State:
         squared violations, so an excess that cannot vanish is spread out instead of sitting on one broker.
         Polishing mode, once every goal holds: no goal may break, cost = the sum over resources of the
         squared relative deviation from the ideal utilisation, so σ keeps falling on every resource.
+        θ-first mode, while the move loop brings a hot role's holder under θ: only θ may break (a resource
+        going above it, or further above), and cost = the total violation with the capacity term counted
+        ``THETA_FIRST`` times over. θ outranks the band, so the holder's band on another resource, or a
+        destination's band, may give way (a holder at the bottom of its network-in band could otherwise
+        never give up the replicas that keep its disk above θ).
+        ``rows``, when given (the broker of each row), also holds pairs whose band is out of reach to θ in
+        normal mode (:meth:`lifts_pinned`); callers give it wherever a broker receives load.
 
         ``v0``, when given, is ``violation_of(util0)`` already computed (it is element-wise, so a caller
         judging many moves onto the same brokers computes it once per broker and gathers the rows).
@@ -256,6 +284,11 @@ class State:
             c1 = np.where(t > 0, (util1 - t) / safe, 0.0) ** 2
             return self.violation_grows(util0, util1, v0), c0.sum(axis=-1) - c1.sum(axis=-1)
         v0 = self.violation_of(util0) if v0 is None else v0
+        if self.theta_first:
+            k0, k1 = self.capacity_goal.violation(util0), self.capacity_goal.violation(util1)
+            bad = np.any(k1 > np.maximum(k0, TOL) + TOL, axis=-1)
+            drop = v0.sum(axis=-1) - self.violation_of(util1).sum(axis=-1)
+            return bad, drop + THETA_FIRST * (k0.sum(axis=-1) - k1.sum(axis=-1))
         if self.relaxed:
             g0, g1 = self.capacity_goal.violation(util0), self.capacity_goal.violation(util1)
             c0, c1 = v0 ** 2, self.violation_of(util1) ** 2
@@ -263,7 +296,22 @@ class State:
             g0, g1 = v0, self.violation_of(util1)
             c0, c1 = g0, g1
         bad = np.any((g0 <= TOL) & (g1 > TOL), axis=-1)
+        if rows is not None and not self.relaxed:
+            bad |= self.lifts_pinned(rows, util0, util1)
         return bad, c0.sum(axis=-1) - c1.sum(axis=-1)
+
+    def lifts_pinned(self, rows: int | np.ndarray, util0: FloatArr, util1: FloatArr) -> np.ndarray:
+        """Does the change take a pair whose band is out of reach above θ, or further above it? ``rows``: the
+        broker of each utilisation row (broadcastable against them without the last axis). The band's rule
+        keeps any other pair under θ (θ lies above its band); on these the band is broken for good, so
+        without this a move could trade their θ for some band elsewhere, and the move loop undo what it did
+        to bring a hot role's holder under θ."""
+        mask, some = self._pins()
+        pin = mask[rows] if some else None
+        if pin is None or not pin.any():
+            return np.zeros(np.broadcast_shapes(np.shape(util0), np.shape(util1))[:-1], dtype=bool)
+        k0, k1 = self.capacity_goal.violation(util0), self.capacity_goal.violation(util1)
+        return np.asarray(np.any(pin & (k1 > np.maximum(k0, TOL) + TOL), axis=-1))
 
     def violation_grows(self, util0: FloatArr, util1: FloatArr, v0: FloatArr | None = None) -> np.ndarray:
         """Does any violation grow, even one that was there before (last axis: resources)? ``v0``: as in
@@ -288,10 +336,12 @@ class State:
                 continue
             us = scalar_judge.utils(self, b, delta)
             if us is None:
-                bad_a, g_a = self.judge(self.load[b] / self.cap[b], (self.load[b] + delta) / self.cap[b])
+                bad_a, g_a = self.judge(self.load[b] / self.cap[b], (self.load[b] + delta) / self.cap[b], rows=b)
                 bad, g = bool(bad_a), float(g_a)
             else:
                 bad, g = scalar_judge.judge(self, scalar_judge.bands(self), *us)
+                if not bad and self._pins()[1] and not (self.relaxed or self.polishing or self.theta_first):
+                    bad = bool(self.lifts_pinned(b, np.array(us[0]), np.array(us[1])))
             if bad:
                 return None
             gain += g
@@ -448,6 +498,8 @@ class State:
         self.topic_count[t, dst] += 1
         self.load[src] -= delta
         self.load[dst] += delta
+        if self._hot_part[p]:
+            self._pin_cache = None
         self.version[src] += 1
         self.version[dst] += 1
         self._touched.add(src)
@@ -486,6 +538,8 @@ class State:
         self.version[dst] += 1
         self._touched.add(dst)
         self.ldr[p] = dst
+        if self._hot_part[p]:
+            self._pin_cache = None
         self.leader_moves += 1
         if self.journal is not None:
             self.journal.append((1, p, src, dst))

@@ -96,7 +96,8 @@ def _first_acceptable(st: State, src: int, cands: np.ndarray, deltas: np.ndarray
         kk, dd = np.nonzero(st.dest_masks(cands[rows], src, cols))
         load_d, cap_d = st.load[cols], st.cap[cols]
         u_d = load_d / cap_d
-        bad_dst, gain_dst = st.judge(u_d[dd], (load_d[dd] + deltas[rows[kk]]) / cap_d[dd], st.violation_of(u_d)[dd])
+        bad_dst, gain_dst = st.judge(u_d[dd], (load_d[dd] + deltas[rows[kk]]) / cap_d[dd], st.violation_of(u_d)[dd],
+                                     rows=cols[dd])
         g = gain_dst + gain_src[rows[kk]]
         ok = np.zeros((rows.size, cols.size), dtype=bool)
         ok[kk, dd] = ~bad_dst & (g > 1e-9)
@@ -145,7 +146,7 @@ def attract(st: State, dst: int, r: int) -> bool:
     parts, srcs, deltas = parts[order], srcs[order], deltas[order]
     # destination side, all candidates at once
     bad_d, gain_d = st.judge(
-        (st.load[dst] / st.cap[dst])[None, :], (st.load[dst][None, :] + deltas) / st.cap[dst][None, :]
+        (st.load[dst] / st.cap[dst])[None, :], (st.load[dst][None, :] + deltas) / st.cap[dst][None, :], rows=dst
     )
     # source side: each candidate's own source
     bad_s, gain_s = st.judge(st.load[srcs] / st.cap[srcs], (st.load[srcs] - deltas) / st.cap[srcs])

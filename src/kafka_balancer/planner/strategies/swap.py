@@ -28,14 +28,14 @@ def _context(st: State, hi: int, lo: int, byte_room: float) -> tuple[object, ...
     versions (their loads, replicas and roles) and the judge's settings. The goals are compared by id, and
     carried along so that a remembered id cannot be reused by a new goal."""
     cg, dg = st.capacity_goal, st.distribution_goal
-    return (st.version[hi], st.version[lo], st.polishing, st.relaxed, byte_room, st.min_gain_per_byte,
+    return (st.version[hi], st.version[lo], st.polishing, st.relaxed, st.theta_first, byte_room, st.min_gain_per_byte,
             id(cg), id(dg), cg, dg)
 
 
 def _normal_edges(st: State, hi: int, lo: int) -> tuple[Edges, Edges] | None:
     """Both brokers' edges (edges.py) where the bounds drawn from them apply: in normal mode (the relaxed and
     polishing modes have other costs and rules) and with every capacity positive; None elsewhere."""
-    if st.polishing or st.relaxed:
+    if st.polishing or st.relaxed or st.theta_first:
         return None
     e_hi, e_lo = st.edges(hi), st.edges(lo)
     if min(e_hi.cap) <= 0 or min(e_lo.cap) <= 0:
@@ -136,7 +136,7 @@ def swap_between(st: State, hi: int, lo: int, r: int,
     # both brokers judged in one call, hi first: [2, 1, R] before, [2, M, R] after
     u0 = np.stack([st.load[hi] / st.cap[hi], st.load[lo] / st.cap[lo]])[:, None, :]
     u1 = np.stack([(st.load[hi] - sub) / st.cap[hi], (st.load[lo] + sub) / st.cap[lo]])
-    bad, both = st.judge(u0, u1)
+    bad, both = st.judge(u0, u1, rows=np.array([[hi], [lo]]))
     gain = np.full(net.shape[:2], -np.inf)
     gain[ii, jj] = np.where(bad[0] | bad[1], -np.inf, both[0] + both[1])
     size_a = st.disk_bytes[a]
