@@ -302,10 +302,10 @@ class State:
 
     def lifts_pinned(self, rows: int | np.ndarray, util0: FloatArr, util1: FloatArr) -> np.ndarray:
         """Does the change take a pair whose band is out of reach above θ, or further above it? ``rows``: the
-        broker of each utilisation row (broadcastable against them without the last axis). The band's rule
-        keeps any other pair under θ (θ lies above its band); on these the band is broken for good, so
-        without this a move could trade their θ for some band elsewhere, and the move loop undo what it did
-        to bring a hot role's holder under θ."""
+        broker of each utilisation row (broadcastable against them without the last axis). A pair inside its
+        band cannot cross θ without breaking the band, which the judge refuses; on these the band is broken
+        for good, so without this a move could trade their θ for some band elsewhere, and the move loop undo
+        what it did to bring a hot role's holder under θ."""
         mask, some = self._pins()
         pin = mask[rows] if some else None
         if pin is None or not pin.any():
