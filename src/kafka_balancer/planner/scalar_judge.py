@@ -101,15 +101,21 @@ def grows(bd: Bands, u0: list[float], u1: list[float]) -> bool:
     return any(b > max(a, TOL) + TOL for a, b in zip(g0, g1, strict=True))
 
 
-def judge(st: State, bd: Bands, u0: list[float], u1: list[float]) -> tuple[bool, float]:
-    """``State.judge`` for one broker: (breaks a goal that held, drop of cost)."""
+def _rises(k0: list[float], k1: list[float]) -> list[bool]:
+    """``state._rises`` for one broker."""
+    return [b > max(a, TOL) + TOL for a, b in zip(k0, k1, strict=True)]
+
+
+def judge(st: State, bd: Bands, u0: list[float], u1: list[float], b: int | None = None) -> tuple[bool, float]:
+    """``State.judge`` for one broker: (breaks a goal that held, drop of cost); ``b``: the broker, as the
+    judge's ``rows``."""
     if st.polishing:
         c0 = [_sq((x - t) / t) if t > 0 else 0.0 for x, t in zip(u0, bd.target, strict=True)]
         c1 = [_sq((x - t) / t) if t > 0 else 0.0 for x, t in zip(u1, bd.target, strict=True)]
         return grows(bd, u0, u1), ltr_sum(c0) - ltr_sum(c1)
     if st.theta_first:
         k0, k1 = capacity_violation(bd, u0), capacity_violation(bd, u1)
-        bad = any(b > max(a, TOL) + TOL for a, b in zip(k0, k1, strict=True))
+        bad = any(_rises(k0, k1))
         drop = ltr_sum(violation(bd, u0)) - ltr_sum(violation(bd, u1))
         return bad, drop + THETA_FIRST * (ltr_sum(k0) - ltr_sum(k1))
     if st.relaxed:
@@ -119,5 +125,10 @@ def judge(st: State, bd: Bands, u0: list[float], u1: list[float]) -> tuple[bool,
     else:
         g0, g1 = violation(bd, u0), violation(bd, u1)
         c0, c1 = g0, g1
-    bad = any(a <= TOL and b > TOL for a, b in zip(g0, g1, strict=True))
+    bad = any(x <= TOL and y > TOL for x, y in zip(g0, g1, strict=True))
+    if b is not None and not bad and not st.relaxed:  # State.lifts_pinned
+        mask, some = st.pins()
+        if some and mask[b].any():
+            rises = _rises(capacity_violation(bd, u0), capacity_violation(bd, u1))
+            bad = any(bool(p) and x for p, x in zip(mask[b].tolist(), rises, strict=True))
     return bad, ltr_sum(c0) - ltr_sum(c1)

@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 
 TOL = 1e-12
 
+def _rises(k0: FloatArr, k1: FloatArr) -> np.ndarray:
+    """Per resource: does a capacity violation appear or grow from ``k0`` to ``k1``?"""
+    return np.asarray(k1 > np.maximum(k0, TOL) + TOL)
+
+
 Change = tuple[int, int, int, int]  # (0: a replica moves, 1: leadership moves; partition, from, to)
 
 
@@ -67,7 +72,7 @@ class State:
         self.sift = False  # the repair pass: replica.shed weighs a second round when the source refuses
         self.theta_first = False  # see judge()
         self._hot_part = np.zeros(snap.n_partitions, dtype=bool)  # partitions of the roles given to exempt_roles
-        self._pin_cache: tuple[np.ndarray, bool] | None = None  # _pins()'s cache
+        self._pin_cache: tuple[np.ndarray, bool] | None = None  # pins()'s cache
         self.byte_budget = float("inf")  # bytes replica moves may still copy (lowered by each move)
         self.min_gain_per_byte = 0.0  # polishing: a move must lower the squared deviation this much per byte
         self._bands: scalar_judge.Bands | None = None  # the goals as Python floats (scalar_judge)
@@ -201,7 +206,7 @@ class State:
         """[B, R]: pairs whose band is out of reach: :attr:`exempt`, and the present holders of the roles
         given to :meth:`exempt_roles` (a too-hot partition's leader moved by the plan takes its exemption
         along)."""
-        return self._pins()[0].copy()
+        return self.pins()[0].copy()
 
     def exempt_pairs(self, brokers: np.ndarray | slice, resources: list[int]) -> None:
         """Put (broker, resource) pairs out of reach for good: never chased (:attr:`exempt`)."""
@@ -209,7 +214,7 @@ class State:
             self.exempt[brokers, r] = True
         self._pin_cache = None
 
-    def _pins(self) -> tuple[np.ndarray, bool]:
+    def pins(self) -> tuple[np.ndarray, bool]:
         """(:meth:`out_of_reach`, whether any pair is), kept until a hot role's partition moves or
         :meth:`exempt_pairs` adds pairs."""
         if self._pin_cache is None:
@@ -237,7 +242,7 @@ class State:
         """Violation per (broker, resource); 0 on dead brokers and on pairs provably out of reach."""
         v = self._violation_all()
         v[~self.alive] = 0.0
-        v[self.out_of_reach()] = 0.0
+        v[self.pins()[0]] = 0.0
         return v
 
     def hot_excess(self) -> FloatArr:
@@ -286,7 +291,7 @@ class State:
         v0 = self.violation_of(util0) if v0 is None else v0
         if self.theta_first:
             k0, k1 = self.capacity_goal.violation(util0), self.capacity_goal.violation(util1)
-            bad = np.any(k1 > np.maximum(k0, TOL) + TOL, axis=-1)
+            bad = np.any(_rises(k0, k1), axis=-1)
             drop = v0.sum(axis=-1) - self.violation_of(util1).sum(axis=-1)
             return bad, drop + THETA_FIRST * (k0.sum(axis=-1) - k1.sum(axis=-1))
         if self.relaxed:
@@ -306,12 +311,12 @@ class State:
         band cannot cross θ without breaking the band, which the judge refuses; on these the band is broken
         for good, so without this a move could trade their θ for some band elsewhere, and the move loop undo
         what it did to bring a hot role's holder under θ."""
-        mask, some = self._pins()
+        mask, some = self.pins()
         pin = mask[rows] if some else None
         if pin is None or not pin.any():
             return np.zeros(np.broadcast_shapes(np.shape(util0), np.shape(util1))[:-1], dtype=bool)
         k0, k1 = self.capacity_goal.violation(util0), self.capacity_goal.violation(util1)
-        return np.asarray(np.any(pin & (k1 > np.maximum(k0, TOL) + TOL), axis=-1))
+        return np.asarray(np.any(pin & _rises(k0, k1), axis=-1))
 
     def violation_grows(self, util0: FloatArr, util1: FloatArr, v0: FloatArr | None = None) -> np.ndarray:
         """Does any violation grow, even one that was there before (last axis: resources)? ``v0``: as in
@@ -339,9 +344,7 @@ class State:
                 bad_a, g_a = self.judge(self.load[b] / self.cap[b], (self.load[b] + delta) / self.cap[b], rows=b)
                 bad, g = bool(bad_a), float(g_a)
             else:
-                bad, g = scalar_judge.judge(self, scalar_judge.bands(self), *us)
-                if not bad and self._pins()[1] and not (self.relaxed or self.polishing or self.theta_first):
-                    bad = bool(self.lifts_pinned(b, np.array(us[0]), np.array(us[1])))
+                bad, g = scalar_judge.judge(self, scalar_judge.bands(self), *us, b=b)
             if bad:
                 return None
             gain += g
