@@ -105,6 +105,9 @@ CASES: list[C] = [
     ([*PLAN_ARGS, "--out", "{d}/o/p.json", "--eps", "nan"], 2, "--eps must be a finite number"),
     ([*PLAN_ARGS, "--out", "{d}/o/p.json", "--time-limit", "1e306"], 2, "--time-limit 1e306 is longer than"),
     ([*PLAN_ARGS, "--out", "{d}/o/p.json", "--polish", "-0.5"], 2, "--polish"),
+    ([*PLAN_ARGS, "--out", "{d}/o/p.json", "--polish", "3X"], 2, "--polish '3X' is not a size"),
+    ([*PLAN_ARGS, "--out", "{d}/o/p.json", "--polish", "1e400"], 2, "--polish 1e400 is out of range"),
+    ([*PLAN_ARGS, "--out", "{d}/o/p.json", "--polish", " "], 2, "--polish is empty"),
     ([*PLAN_ARGS, "--out", "{d}/o/p.json", "--add-brokers", "7,-1"], 2, "--add-brokers must be between 0 and"),
     ([*PLAN_ARGS, "--out", "{d}/o/p.json", "--remove-brokers", "x"], 2, "--remove-brokers must be a whole number"),
     ([*PLAN_ARGS, "--out", "{d}/o/p.json", "--demote-brokers", "1,1"], 2, "--demote-brokers names 1 twice"),
@@ -344,6 +347,7 @@ CASES: list[C] = [
 GOOD: list[tuple[list[str], list[str]]] = [
     ([*PLAN_ARGS, "--out", "{d}/o/p.json", "--plot", "{d}/o/p.svg", "--json"], ["{d}/o"]),
     ([*PLAN_ARGS, "--out", "{d}/out"], ["{d}/out"]),  # next to the user's out.tmp, which stays as it was
+    ([*PLAN_ARGS, "--out", "{d}/o/q.json", "--polish", "2G"], ["{d}/o"]),  # an allowance in bytes
     (["simulate", "cluster", "--preset", "paper", "--out", "-"], []),
     (["assign", "--input", "{d}/group.json", "--strategy", "balanced", "--json"], []),
     (["group", "locate", "--group", "g\u00e9", "--partitions", "50"], []),

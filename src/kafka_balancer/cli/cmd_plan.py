@@ -8,7 +8,7 @@ import sys
 import orjson
 from tqdm import tqdm
 
-from kafka_balancer.cli.options import add_goal_options, check_output_file, duration, integer, number
+from kafka_balancer.cli.options import add_goal_options, check_output_file, duration, integer
 from kafka_balancer.errors import InputError
 from kafka_balancer.model.plan_io import write_plan
 from kafka_balancer.model.snapshot_io import read_snapshot
@@ -17,7 +17,7 @@ from kafka_balancer.planner.constraints import Constraints
 from kafka_balancer.planner.plan import POLISH_SHARE
 from kafka_balancer.planner.policy import DEFAULT_GOALS, parse_goals
 from kafka_balancer.report.table import plan_table
-from kafka_balancer.validate.values import parse_broker_ids, parse_int, parse_regex, parse_size
+from kafka_balancer.validate.values import parse_broker_ids, parse_float, parse_int, parse_regex, parse_size
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -35,10 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="per-broker utilisation before/after, one panel a resource (.png, .svg, .pdf, ...)")
     p.add_argument("--time-limit", type=duration("--time-limit", maximum=7 * 86_400), default=600.0,
                    help="seconds the search may take (default 600)")
-    p.add_argument("--polish", type=number("--polish", inclusive=True, maximum=1e6),
-                   default=POLISH_SHARE, metavar="SHARE",
+    p.add_argument("--polish", default=str(POLISH_SHARE), metavar="SHARE|SIZE",
                    help="once balanced, keep lowering σ with replica moves until the plan moves SHARE × the byte "
-                   f"lower bound (default {POLISH_SHARE}; 0 stops at the goals)")
+                   f"lower bound, on moves that pay for their bytes (default {POLISH_SHARE}; 0 stops at the "
+                   "goals), or until it moves SIZE (e.g. 300G), on the moves that lower σ most per byte")
     p.add_argument("--exact-nodes", type=integer("--exact-nodes", minimum=0, maximum=2**31 - 1), default=0, metavar="N",
                    help="clusters up to 600 partition x broker cells: also solve the exact model for N "
                    "branch-and-bound nodes (a tighter byte bound and another start; 1-2 s of CPU on 6 brokers; "
@@ -80,8 +80,19 @@ def constraints_from(args: argparse.Namespace) -> Constraints:
     )
 
 
+def polish_from(text: str) -> tuple[float, float | None]:
+    """``--polish``: (share of the byte bound, allowance in bytes or None). A value with a unit (``300G``,
+    ``1.5T``) is a size; a plain number (``1.5``) is a share."""
+    hint = "give --polish a share of the byte bound such as 1.5 (0: no polishing) or a size such as 300G"
+    t = text.strip()
+    if t[-1:].isalpha():
+        return POLISH_SHARE, float(parse_size(t, "--polish"))
+    return parse_float(t, "--polish", minimum=0.0, maximum=1e6, hint=hint), None
+
+
 def run(args: argparse.Namespace) -> int:
     constraints = constraints_from(args)
+    polish_share, polish_bytes = polish_from(args.polish)
     goals = parse_goals(args.goals) if args.goals is not None else None
     from kafka_balancer.files.inputs import check_input_file
     from kafka_balancer.files.outputs import distinct_outputs, plot_formats
@@ -110,8 +121,8 @@ def run(args: argparse.Namespace) -> int:
             bar.update(1)
 
     result = plan(
-        snap, args.theta, args.eps, polish_share=args.polish, time_limit=args.time_limit, progress=tick,
-        constraints=constraints, goals=goals, exact_nodes=args.exact_nodes,
+        snap, args.theta, args.eps, polish_share=polish_share, polish_bytes=polish_bytes, time_limit=args.time_limit,
+        progress=tick, constraints=constraints, goals=goals, exact_nodes=args.exact_nodes,
     )
     if bar is not None:
         bar.close()

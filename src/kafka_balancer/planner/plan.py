@@ -110,6 +110,7 @@ class PlanResult:
             "goals": [g.as_dict() for g in self.goals],
             "remaining": list(self.remaining),
             "stranded": list(self.extra.get("stranded", [])),
+            "polish": self.extra.get("polish"),
         }
 
 
@@ -198,6 +199,7 @@ class _Settings:
     exempt: tuple[tuple[int, int, bool], ...] = ()  # roles whose holders are out of reach: not chased
     floors: tuple[holder_floors.Floor, ...] = ()  # holders provably outside the band (reported, see _at_floor)
     heal: bool = False  # only the replicas on dead brokers move; the rest is balanced by leadership alone
+    polish_bytes: float | None = None  # the operator's polishing allowance in bytes (replaces polish_share)
 
     @property
     def resource_first(self) -> int:
@@ -242,6 +244,7 @@ def plan(
     margin: float | None = None,
     tighten_leaders: bool = True,
     polish_share: float = POLISH_SHARE,
+    polish_bytes: float | None = None,
     exact_nodes: int = 0,
     compact_moves: bool = True,
     time_limit: float = 600.0,
@@ -252,7 +255,9 @@ def plan(
     """Plan a rebalance of ``snap`` towards the capacity goal θ and the distribution goal ε.
 
     ``polish_share``: once balanced, replica moves may continue lowering σ until the plan moves this many
-    times the byte lower bound (0: stop at the goals). ``exact_nodes``: branch-and-bound nodes for the exact
+    times the byte lower bound (0: stop at the goals), on moves that pay for their bytes (:data:`PAY_SHARE`).
+    ``polish_bytes``, in its place: until the plan moves this many bytes, on the moves that lower σ most per
+    byte, however little (the operator has named the price). ``exact_nodes``: branch-and-bound nodes for the exact
     model on small clusters (0, the default: heuristics and the analytic bound only; the model's root alone
     takes 1-2 s of CPU on the 6-broker testbed, where the heuristics take 0.05-0.1 s).
     ``constraints``: the operator's modes and budgets
@@ -290,7 +295,7 @@ def plan(
     proven = hot + holder_floors.lines(snap, floors)
     cfg = _Settings(
         theta, eps, tighten_leaders, polish_share, lower, compact_moves, before, progress, res, view, policy, exempt,
-        floors,
+        floors, polish_bytes=polish_bytes,
     )
     best: _Outcome | None = None
     proofs: list[str] | None = None
@@ -699,6 +704,7 @@ def _finish(
             "count_moves": count_moves,
             "heal": cfg.heal,
             "stranded": list(out.stranded),
+            "polish": {"bytes": cfg.polish_bytes} if cfg.polish_bytes is not None else {"share": cfg.polish_share},
         },
         constraints=cfg.res.constraints,
         goals=tuple(reports),
@@ -707,22 +713,24 @@ def _finish(
 
 
 def _polish(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit: float) -> None:
-    """Once every goal holds: lower σ within the byte allowance, by moves that pay for their bytes, in at most
-    max(100, 4 × brokers) moves and as many attempts (the deadline is the caller's time limit, a safety net)."""
+    """Once every goal holds: lower σ within the byte allowance, by moves that pay for their bytes (any move
+    that lowers σ, when the operator named the allowance in bytes), in at most max(100, 4 × brokers) moves and
+    as many attempts (the deadline is the caller's time limit, a safety net)."""
     st = out.st
     # polishing needs no broker above θ; pairs left outside the ε band (out of reach, or given up by the move
     # loop) stay as they are, since no polishing move may make a violation grow, and the rest gets more even
     within_theta = not _goal_state("capacity", st, cfg)[0]
-    if cfg.polish_share > 0 and within_theta and st.can_copy() and cfg.resource_first < len(cfg.policy):
-        allowance = cfg.polish_share * cfg.lower_bound - _moved_bytes(st)
+    if within_theta and st.can_copy() and cfg.resource_first < len(cfg.policy):
+        if cfg.polish_bytes is not None:
+            allowance, rate = cfg.polish_bytes - _moved_bytes(st), 0.0
+        else:
+            allowance = cfg.polish_share * cfg.lower_bound - _moved_bytes(st)
+            rate = PAY_SHARE * _balance_rate(cfg, st) if allowance > 0 else 0.0
+        if allowance <= 0:
+            return
         n = max(100, snap.n_brokers * 4)
         steps = max(POLISH_STEPS_MIN, snap.n_brokers * POLISH_STEPS_PER_BROKER)
-        rate = PAY_SHARE * _balance_rate(cfg, st)
-        polished = (
-            polish.polish(st, allowance, t0 + time_limit, max_moves=n, max_steps=steps, min_gain_per_byte=rate)
-            if allowance > 0
-            else 0
-        )
+        polished = polish.polish(st, allowance, t0 + time_limit, max_moves=n, max_steps=steps, min_gain_per_byte=rate)
         if polished and cfg.tighten_leaders:
             tighten.tighten(st, max_moves=n, deadline=t0 + time_limit)
 

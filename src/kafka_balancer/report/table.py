@@ -80,7 +80,7 @@ def plan_table(result: PlanResult) -> str:
         f"leader moves {result.leader_moves}   bytes to move {human_bytes(result.moved_bytes)}   "
         f"lower bound {human_bytes(lb)}{ratio}   planned in {result.seconds:.2f} s"
     )
-    lines.append(result.constraints.describe(result.mode))
+    lines.append(result.constraints.describe(result.mode) + "   " + _polishing(result))
     if result.goals:
         lines.append("")
         lines.append(goal_table(result))
@@ -95,6 +95,15 @@ def plan_table(result: PlanResult) -> str:
     for line in result.remaining:
         lines.append(f"remains unbalanced: {line}")
     return "\n".join(lines)
+
+
+def _polishing(result: PlanResult) -> str:
+    """How far polishing (lowering σ once the goals hold) was allowed to go."""
+    how = result.extra.get("polish") or {}
+    if how.get("bytes") is not None:
+        return f"polishing up to {human_bytes(how['bytes'])} moved (any move that lowers σ)"
+    share = how.get("share", 0.0)
+    return f"polishing up to {share:g}× the bound (moves that pay)" if share > 0 else "no polishing"
 
 
 def goal_table(result: PlanResult) -> str:
