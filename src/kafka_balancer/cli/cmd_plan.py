@@ -38,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--polish", default=str(POLISH_SHARE), metavar="SHARE|SIZE",
                    help="once balanced, keep lowering σ with replica moves until the plan moves SHARE × the byte "
                    f"lower bound, on moves that pay for their bytes (default {POLISH_SHARE}; 0 stops at the "
-                   "goals), or until it moves SIZE (e.g. 300G), on the moves that lower σ most per byte")
+                   "goals), or until it moves SIZE (e.g. 300G): first on moves that pay, then on any move that "
+                   "lowers σ")
     p.add_argument("--exact-nodes", type=integer("--exact-nodes", minimum=0, maximum=2**31 - 1), default=0, metavar="N",
                    help="clusters up to 600 partition x broker cells: also solve the exact model for N "
                    "branch-and-bound nodes (a tighter byte bound and another start; 1-2 s of CPU on 6 brokers; "

@@ -256,8 +256,8 @@ def plan(
 
     ``polish_share``: once balanced, replica moves may continue lowering σ until the plan moves this many
     times the byte lower bound (0: stop at the goals), on moves that pay for their bytes (:data:`PAY_SHARE`).
-    ``polish_bytes``, in its place: until the plan moves this many bytes, on the moves that lower σ most per
-    byte, however little (the operator has named the price). ``exact_nodes``: branch-and-bound nodes for the exact
+    ``polish_bytes``, in its place: until the plan moves this many bytes, first on moves that pay, then on any
+    move that lowers σ (the operator has named the price). ``exact_nodes``: branch-and-bound nodes for the exact
     model on small clusters (0, the default: heuristics and the analytic bound only; the model's root alone
     takes 1-2 s of CPU on the 6-broker testbed, where the heuristics take 0.05-0.1 s).
     ``constraints``: the operator's modes and budgets
@@ -713,26 +713,28 @@ def _finish(
 
 
 def _polish(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit: float) -> None:
-    """Once every goal holds: lower σ within the byte allowance, by moves that pay for their bytes (any move
-    that lowers σ, when the operator named the allowance in bytes), in at most max(100, 4 × brokers) moves and
-    as many attempts (the deadline is the caller's time limit, a safety net)."""
+    """Once every goal holds: lower σ within the byte allowance, by moves that pay for their bytes, in at most
+    max(100, 4 × brokers) moves and as many attempts (the deadline is the caller's time limit, a safety net).
+    An allowance the operator named in bytes is spent so first, then on any move that lowers σ."""
     st = out.st
     # polishing needs no broker above θ; pairs left outside the ε band (out of reach, or given up by the move
     # loop) stay as they are, since no polishing move may make a violation grow, and the rest gets more even
     within_theta = not _goal_state("capacity", st, cfg)[0]
-    if within_theta and st.can_copy() and cfg.resource_first < len(cfg.policy):
-        if cfg.polish_bytes is not None:
-            allowance, rate = cfg.polish_bytes - _moved_bytes(st), 0.0
-        else:
-            allowance = cfg.polish_share * cfg.lower_bound - _moved_bytes(st)
-            rate = PAY_SHARE * _balance_rate(cfg, st) if allowance > 0 else 0.0
+    if not (within_theta and st.can_copy() and cfg.resource_first < len(cfg.policy)):
+        return
+    target = cfg.polish_share * cfg.lower_bound if cfg.polish_bytes is None else cfg.polish_bytes
+    n = max(100, snap.n_brokers * 4)
+    steps = max(POLISH_STEPS_MIN, snap.n_brokers * POLISH_STEPS_PER_BROKER)
+    polished = 0
+    # moves that pay (their share of what balancing removed per byte); then, for a named allowance, any
+    bars = [PAY_SHARE * _balance_rate(cfg, st)] + ([0.0] if cfg.polish_bytes is not None else [])
+    for bar in bars:
+        allowance = target - _moved_bytes(st)
         if allowance <= 0:
-            return
-        n = max(100, snap.n_brokers * 4)
-        steps = max(POLISH_STEPS_MIN, snap.n_brokers * POLISH_STEPS_PER_BROKER)
-        polished = polish.polish(st, allowance, t0 + time_limit, max_moves=n, max_steps=steps, min_gain_per_byte=rate)
-        if polished and cfg.tighten_leaders:
-            tighten.tighten(st, max_moves=n, deadline=t0 + time_limit)
+            break
+        polished += polish.polish(st, allowance, t0 + time_limit, max_moves=n, max_steps=steps, min_gain_per_byte=bar)
+    if polished and cfg.tighten_leaders:
+        tighten.tighten(st, max_moves=n, deadline=t0 + time_limit)
 
 
 def _partitions_line(labels: list[str], text: str) -> str:

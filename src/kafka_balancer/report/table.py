@@ -101,7 +101,7 @@ def _polishing(result: PlanResult) -> str:
     """How far polishing (lowering σ once the goals hold) was allowed to go."""
     how = result.extra.get("polish") or {}
     if how.get("bytes") is not None:
-        return f"polishing up to {human_bytes(how['bytes'])} moved (any move that lowers σ)"
+        return f"polishing up to {human_bytes(how['bytes'])} moved (moves that pay, then any that lowers σ)"
     share = how.get("share", 0.0)
     return f"polishing up to {share:g}× the bound (moves that pay)" if share > 0 else "no polishing"
 
