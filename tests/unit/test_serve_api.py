@@ -140,6 +140,18 @@ def test_malformed_json_and_bad_queries(client: TestClient) -> None:
     assert client.delete("/api/state").status_code == 405
 
 
+def test_proposal_polish_is_a_share_or_a_size(client: TestClient) -> None:
+    def moved(polish: str) -> float:
+        r = client.get("/api/proposal", params={"eps": 0.2, "polish": polish})
+        assert r.status_code == 200, r.text
+        return float(r.json()["bytes"])
+
+    assert moved("0") < moved("1.5") < moved("1G")  # 640, 740 and 780 MB
+    for bad, says in (("1X", "is not a size"), ("-1", "must be between 0 and"), ("", "is empty")):
+        r = client.get("/api/proposal", params={"polish": bad})
+        assert r.status_code == 400 and r.json()["field"] == "polish" and says in r.json()["error"], r.text
+
+
 def test_no_model_yet_is_409_not_500(tmp_path: Path) -> None:
     s = Service(ServeConfig(bootstrap="127.0.0.1:1", state_dir=tmp_path / "s", token=TOKEN), model_source="sizes")
     c = TestClient(create_app(s, TOKEN), raise_server_exceptions=False)

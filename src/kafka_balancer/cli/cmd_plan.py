@@ -17,7 +17,7 @@ from kafka_balancer.planner.constraints import Constraints
 from kafka_balancer.planner.plan import POLISH_SHARE
 from kafka_balancer.planner.policy import DEFAULT_GOALS, parse_goals
 from kafka_balancer.report.table import plan_table
-from kafka_balancer.validate.values import parse_broker_ids, parse_float, parse_int, parse_regex, parse_size
+from kafka_balancer.validate.values import parse_broker_ids, parse_int, parse_polish, parse_regex, parse_size
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -81,19 +81,9 @@ def constraints_from(args: argparse.Namespace) -> Constraints:
     )
 
 
-def polish_from(text: str) -> tuple[float, float | None]:
-    """``--polish``: (share of the byte bound, allowance in bytes or None). A value with a unit (``300G``,
-    ``1.5T``) is a size; a plain number (``1.5``) is a share."""
-    hint = "give --polish a share of the byte bound such as 1.5 (0: no polishing) or a size such as 300G"
-    t = text.strip()
-    if t[-1:].isalpha():
-        return POLISH_SHARE, float(parse_size(t, "--polish"))
-    return parse_float(t, "--polish", minimum=0.0, maximum=1e6, hint=hint), None
-
-
 def run(args: argparse.Namespace) -> int:
     constraints = constraints_from(args)
-    polish_share, polish_bytes = polish_from(args.polish)
+    share, polish_bytes = parse_polish(args.polish, "--polish")
     goals = parse_goals(args.goals) if args.goals is not None else None
     from kafka_balancer.files.inputs import check_input_file
     from kafka_balancer.files.outputs import distinct_outputs, plot_formats
@@ -122,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
             bar.update(1)
 
     result = plan(
-        snap, args.theta, args.eps, polish_share=polish_share, polish_bytes=polish_bytes, time_limit=args.time_limit,
+        snap, args.theta, args.eps, polish_share=POLISH_SHARE if share is None else share, polish_bytes=polish_bytes,
+        time_limit=args.time_limit,
         progress=tick, constraints=constraints, goals=goals, exact_nodes=args.exact_nodes,
     )
     if bar is not None:

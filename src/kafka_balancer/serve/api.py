@@ -25,6 +25,7 @@ from kafka_balancer.errors import InputError
 from kafka_balancer.serve import schemas as sc
 from kafka_balancer.serve.metrics import metrics_text
 from kafka_balancer.serve.service import Conflict, Service
+from kafka_balancer.validate.values import parse_polish
 
 
 class Unauthorized(Exception):
@@ -109,10 +110,17 @@ def create_app(service: Service, token: str | None, basic: tuple[str, str] | Non
     def get_proposal(
         theta: float | None = Query(None, gt=0, le=1, description="capacity goal θ"),
         eps: float | None = Query(None, gt=0, le=10, description="distribution goal ε"),
-        polish: float | None = Query(None, ge=0, le=100, description="polishing allowance (× the byte bound)"),
+        polish: str | None = Query(None, max_length=32, description="polishing allowance, as `plan --polish`: a "
+                                   "share of the byte bound (1.5; 0: none) or a size (300G)"),
         moves: int = Query(200, ge=0, le=100_000, description="moves listed at most"),
     ) -> Response:
-        return Response(service.proposal_json(theta, eps, polish, moves), media_type="application/json")
+        allowance = None
+        if polish is not None:
+            try:
+                allowance = parse_polish(polish, "polish")
+            except InputError as exc:  # the field first, as every 400 of this API
+                raise InputError(f"polish: {exc.message}", hint=exc.hint) from None
+        return Response(service.proposal_json(theta, eps, allowance, moves), media_type="application/json")
 
     @app.get("/api/anomalies", response_model=sc.AnomaliesResponse, tags=["read"])
     def get_anomalies(limit: int = Query(200, ge=1, le=500)) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from kafka_balancer.model.snapshot import DISK, Snapshot
 from kafka_balancer.planner.constraints import Constraints
 from kafka_balancer.planner.metrics import Metrics, evaluate
 from kafka_balancer.serve.observation import TP, Observation
+from kafka_balancer.validate.values import Polish
 
 MODES = ("evacuate", "remove_brokers", "add_brokers", "demote", "rebalance", "elect_leaders")
 
@@ -102,18 +103,21 @@ def _with_dead(snap: Snapshot, brokers: Sequence[int]) -> Snapshot:
     return replace(snap, alive=alive)
 
 
-def _planner(snap: Snapshot, theta: float, eps: float, time_limit: float, polish: float | None,
+def _planner(snap: Snapshot, theta: float, eps: float, time_limit: float, polish: Polish | None,
              constraints: Constraints | None, goals: tuple[str, ...] | None) -> Any:
     from kafka_balancer.planner import plan
 
     kw: dict[str, Any] = {"time_limit": time_limit, "constraints": constraints, "goals": goals}
-    if polish is not None:
-        kw["polish_share"] = polish
+    share, nbytes = polish if polish is not None else (None, None)
+    if share is not None:
+        kw["polish_share"] = share
+    if nbytes is not None:
+        kw["polish_bytes"] = nbytes
     return plan(snap, theta, eps, **kw)
 
 
 def propose(mode: str, snap: Snapshot, theta: float, eps: float, *, brokers: Sequence[int] = (),
-            obs: Observation | None = None, time_limit: float = 60.0, polish: float | None = None,
+            obs: Observation | None = None, time_limit: float = 60.0, polish: Polish | None = None,
             goals: tuple[str, ...] | None = None) -> Proposal:
     """A proposal for ``mode`` on ``snap`` (``brokers``: the ones to evacuate, remove, add or demote)."""
     if mode not in MODES:

@@ -36,6 +36,7 @@ from kafka_balancer.serve.model import PartitionLoads, live_snapshot, load_view,
 from kafka_balancer.serve.modes import Proposal, no_moves_reason, propose
 from kafka_balancer.serve.observation import TP, Observation
 from kafka_balancer.serve.store import JsonlStore
+from kafka_balancer.validate.values import Polish
 
 S = AnomalyState
 # most urgent first: (anomaly type, planner mode)
@@ -486,7 +487,7 @@ class Service:
                 raise InputError(f"brokers: broker {b} is not alive")
 
     def proposal(self, mode: str = "rebalance", brokers: tuple[int, ...] = (), theta: float | None = None,
-                 eps: float | None = None, polish: float | None = None) -> tuple[Proposal, Snapshot]:
+                 eps: float | None = None, polish: Polish | None = None) -> tuple[Proposal, Snapshot]:
         """A dry-run proposal on the current model (cached until the model changes)."""
         with self.lock:
             snap, obs, fp = self.model.snap, self.obs, self.model.fingerprint
@@ -600,7 +601,7 @@ class Service:
             self._json_cache[("load", key)] = body
         return body
 
-    def proposal_json(self, theta: float | None, eps: float | None, polish: float | None, moves: int) -> bytes:
+    def proposal_json(self, theta: float | None, eps: float | None, polish: Polish | None, moves: int) -> bytes:
         """``GET /api/proposal`` as JSON bytes, cached with the proposal."""
         import orjson
 

@@ -188,6 +188,19 @@ def parse_size(text: str, flag: str, *, maximum: int = MAX_SIZE, per_second: boo
     return int(v)
 
 
+Polish = tuple[float | None, float | None]  # (share of the byte bound, bytes): exactly one is set
+
+
+def parse_polish(text: str, flag: str) -> Polish:
+    """A polishing allowance: a share of the planner's byte bound (``1.5``; 0: none) or, with a unit, a size
+    (``300G``, ``1.5T``). Returns (share, None) or (None, bytes)."""
+    hint = f"give {flag} a share of the byte bound such as 1.5 (0: no polishing) or a size such as 300G"
+    t = text.strip()
+    if t[-1:].isalpha():
+        return None, float(parse_size(t, flag))
+    return parse_float(t, flag, minimum=0.0, maximum=1e6, hint=hint), None
+
+
 def list_items(text: str, flag: str, hint: str) -> list[str]:
     """The stripped items of a comma-separated list; an empty list, or an empty item (``1,,2``, ``1,``), is
     refused: a doubled or trailing comma is usually a value that went missing."""
