@@ -6,6 +6,7 @@ import urllib.request
 
 import pytest
 
+from kafka_balancer.collect.admin import connect_admin
 from kafka_balancer.localcluster import processes
 
 pytestmark = pytest.mark.kafka
@@ -30,6 +31,16 @@ def test_kill_and_start_broker(kafka_cluster):
     kafka_cluster.kill_broker(3)
     assert not processes.pid_runs(pid_before, "server.properties")
     assert not kafka_cluster.is_running(3)
+    cluster = kafka_cluster.cluster
+    assert cluster.node(3).bootstrap in cluster.bootstrap.split(",")
+    assert cluster.node(3).bootstrap not in cluster.running_bootstrap.split(",")
+    cluster.wait_fenced([3], timeout_s=60)  # no metadata sends a client to it any more
+    admin = connect_admin(cluster.running_bootstrap, security=cluster.security())
+    try:
+        unfenced = {int(b["broker_id"]) for b in admin.describe_cluster()["brokers"] if not b.get("is_fenced")}
+    finally:
+        admin.close()
+    assert unfenced == {1, 2}
     kafka_cluster.start_broker(3)
     assert kafka_cluster.is_running(3)
     assert kafka_cluster.cluster.pids[3] != pid_before

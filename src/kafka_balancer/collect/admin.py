@@ -10,8 +10,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafka_balancer.errors import ClusterError, InputError
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from kafka_balancer.security.settings import SecuritySettings
 
 DEFAULT_TIMEOUT_S = 15.0
+T = TypeVar("T")
 
 
 def check_bootstrap(bootstrap: str) -> str:
@@ -106,3 +108,23 @@ def log_dir_replicas(entries: Any, topics: set[str]) -> Iterator[tuple[str, int,
                 for p in t["partitions"]:
                     yield (t["name"], int(p["partition_index"]), b, int(p["partition_size"]), d["log_dir"],
                            bool(p.get("is_future_key")))
+
+
+def retried(call: Callable[[], T], attempts: int = 4, renew: Callable[[], None] | None = None) -> T:
+    """``call()``, tried again after a connection error, ``attempts`` times in all (0.5 s, 1 s, ... apart),
+    ``renew`` (a fresh client) before the last try. kafka-python sends a request to one node, and a broker
+    that died (still in the bootstrap list, or in the client's metadata) refuses it or resets the
+    connection: the next try goes to another node. The last error is raised as it is."""
+    from kafka.errors import KafkaConnectionError, KafkaTimeoutError, RetriableError
+
+    for attempt in range(attempts):
+        try:
+            with quiet_kafka_logs():
+                return call()
+        except (KafkaConnectionError, KafkaTimeoutError, RetriableError, OSError):
+            if attempt + 1 >= attempts:
+                raise
+            time.sleep(0.5 * (attempt + 1))
+            if renew is not None and attempt + 2 == attempts:
+                renew()
+    raise AssertionError("unreachable")

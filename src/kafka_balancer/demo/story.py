@@ -104,6 +104,24 @@ def _finished_for(svc: Any, atype: str, since: float) -> tuple[dict[str, Any], d
     return None
 
 
+def _filled(svc: Any, broker: int, since: float) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The filling of a new ``broker``: the execution of its new-brokers anomaly or, once the broker holds
+    replicas (it held none before ``since``), the first verified execution with replica moves started
+    after ``since`` (an empty broker is below the ε band too, so a goal-violation rebalance due at that
+    moment fills it, and the new-brokers anomaly clears before it persists)."""
+    found = _finished_for(svc, "new_brokers", since)
+    if found is not None:
+        return found
+    if not any(b["id"] == broker and b["replicas"] > 0 for b in svc.load()["brokers"]):
+        return None
+    for ex in sorted(svc.executions.values(), key=lambda r: float(r.get("started", 0))):
+        if (float(ex.get("started", 0)) >= since and ex.get("state") == "finished" and ex.get("verified")
+                and "sigma_after" in ex and ex.get("replica_moves", 0) > 0):
+            ids = set(ex.get("anomalies") or ())
+            return next((a for a in svc.anomalies(500) if a["id"] in ids), {}), ex
+    return None
+
+
 def run_story(opt: StoryOptions, say: Callable[[str], None] | None = None) -> StoryResult:
     from kafka_balancer.demo.workload import balanceable_workload, create_skewed_topics
     from kafka_balancer.localcluster.cluster import LocalCluster
@@ -132,13 +150,14 @@ def run_story(opt: StoryOptions, say: Callable[[str], None] | None = None) -> St
         say("[1/6] starting a local Kafka cluster: brokers 1-6 on 3 simulated hosts, spare broker 7 stopped")
         cluster.up(fresh=True)
         cluster.kill_broker(SPARE)  # before any topic exists: it joins later as a new, empty broker
+        cluster.wait_fenced([SPARE])  # until then the metadata clients read may send them to it
         res.timings["cluster_up_s"] = round(time.monotonic() - t0, 1)
 
         t0 = time.monotonic()
         say(f"[2/6] skewed workload: {len(spec.topics)} topics placed mostly on brokers 1-2, "
             f"~{spec.bytes_per_s() / 1e3:.0f} kB/s, backlog {sum(t.prefill_mb for t in spec.topics):.0f} MB")
-        create_skewed_topics(cluster.bootstrap, spec, [1, 2, 3, 4, 5, 6], opt.seed)
-        runner = WorkloadRunner(cluster.bootstrap, spec, seed=opt.seed, duration_s=24 * 3600, progress=False,
+        create_skewed_topics(cluster.running_bootstrap, spec, [1, 2, 3, 4, 5, 6], opt.seed)
+        runner = WorkloadRunner(cluster.running_bootstrap, spec, seed=opt.seed, duration_s=24 * 3600, progress=False,
                                 connect_timeout_s=60.0)
         runner.start()
         deadline = time.monotonic() + 300
@@ -192,7 +211,7 @@ def run_story(opt: StoryOptions, say: Callable[[str], None] | None = None) -> St
         ph = Phase(f"fill new broker {SPARE}", time.time())
         res.phases.append(ph)
         cluster.start_broker(SPARE)
-        found = _wait(lambda: _finished_for(svc, "new_brokers", ph.started), opt.phase_timeout_s,
+        found = _wait(lambda: _filled(svc, SPARE, ph.started), opt.phase_timeout_s,
                       f"filling broker {SPARE}")
         ph.anomaly, ph.execution = found
         ph.ended = time.time()

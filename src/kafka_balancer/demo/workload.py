@@ -60,12 +60,12 @@ def create_skewed_topics(bootstrap: str, spec: WorkloadSpec, brokers: Sequence[i
     """Create the workload's topics with :func:`skewed_assignment` (the workload runner then finds them)."""
     from kafka.admin import NewTopic
 
-    from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs
+    from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs, retried
 
     admin = connect_admin(bootstrap)
     try:
         with quiet_kafka_logs():
-            have = set(admin.list_topics())
+            have = set(retried(admin.list_topics))  # the spare broker, stopped, is in the bootstrap list
             new = [NewTopic(t.name, -1, -1, replica_assignments=skewed_assignment(
                 t.partitions, t.replication, brokers, seed + i)) for i, t in enumerate(spec.topics)
                 if t.name not in have]

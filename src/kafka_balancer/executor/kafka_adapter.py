@@ -7,11 +7,10 @@ Only this module knows kafka-python types. Calls used: ``describe_cluster``, ``d
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from kafka_balancer.collect.admin import log_dir_replicas, quiet_kafka_logs
+from kafka_balancer.collect.admin import log_dir_replicas, quiet_kafka_logs, retried
 from kafka_balancer.errors import ClusterError
 from kafka_balancer.executor.throttle import ThrottleConfigs
 from kafka_balancer.executor.view import TP, ClusterView, PartitionState, Reassignment, tp_label
@@ -49,21 +48,13 @@ class KafkaAdapter:
         client's metadata) are retried, the last time on a fresh client, before they become a ClusterError."""
         from kafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError, RetriableError
 
-        for attempt in range(attempts):
-            try:
-                with quiet_kafka_logs():
-                    return getattr(self.admin, method)(*args, **kwargs)
-            except (KafkaConnectionError, KafkaTimeoutError, RetriableError, OSError) as exc:
-                if attempt + 1 < attempts:
-                    time.sleep(0.5 * (attempt + 1))
-                    if attempt + 2 == attempts:
-                        self._renew()
-                    continue
-                raise ClusterError(f"{what} failed: {type(exc).__name__}: {exc}",
-                                   hint="is the cluster reachable? `--resume` continues later") from exc
-            except KafkaError as exc:
-                raise ClusterError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
-        raise AssertionError("unreachable")
+        try:
+            return retried(lambda: getattr(self.admin, method)(*args, **kwargs), attempts, renew=self._renew)
+        except (KafkaConnectionError, KafkaTimeoutError, RetriableError, OSError) as exc:
+            raise ClusterError(f"{what} failed: {type(exc).__name__}: {exc}",
+                               hint="is the cluster reachable? `--resume` continues later") from exc
+        except KafkaError as exc:
+            raise ClusterError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
 
     def _renew(self) -> None:
         """Replace the admin client with a fresh one from the bootstrap servers, if we know how."""

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs
+from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs, retried
 from kafka_balancer.errors import ClusterError, InputError
 from kafka_balancer.files.outputs import resolve_path
 from kafka_balancer.localcluster import processes, secure
@@ -161,6 +161,12 @@ class LocalCluster:
     def bootstrap(self) -> str:
         """All broker listeners, comma-separated (any one is enough to bootstrap a client)."""
         return ",".join(n.bootstrap for n in self.nodes)
+
+    @property
+    def running_bootstrap(self) -> str:
+        """The listeners of the nodes running now: a client's first requests may go to any address it was
+        given, and a stopped node's refuses them."""
+        return ",".join(n.bootstrap for n in self.nodes if self.is_running(n.node_id))
 
     @property
     def broker_ids(self) -> list[int]:
@@ -376,6 +382,25 @@ class LocalCluster:
             if admin is not None:
                 with quiet_kafka_logs():
                     admin.close()
+
+    def wait_fenced(self, broker_ids: Iterable[int], timeout_s: float = 60.0) -> None:
+        """Wait until the controller lists none of these (stopped) brokers as unfenced, so that no metadata a
+        client reads sends it to them."""
+        gone = set(broker_ids)
+        deadline = time.monotonic() + timeout_s
+        admin = connect_admin(self.running_bootstrap, timeout_s=15.0, security=self.security())
+        try:
+            while True:
+                info = retried(admin.describe_cluster)
+                if not gone & {int(b["broker_id"]) for b in info["brokers"] if not b.get("is_fenced")}:
+                    return
+                if time.monotonic() > deadline:
+                    raise ClusterError(f"brokers {sorted(gone)} still unfenced {timeout_s:.0f} s after they stopped",
+                                       hint=f"see the controller logs under {self.state_dir}")
+                time.sleep(0.5)
+        finally:
+            with quiet_kafka_logs():
+                admin.close()
 
     def _serving(self, node_id: int) -> bool:
         """The broker answers requests on its own listener (a broker opens request processing only

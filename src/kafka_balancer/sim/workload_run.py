@@ -21,7 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs
+from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs, retried
 from kafka_balancer.errors import ClusterError
 from kafka_balancer.security.acl import check_workload_rights
 from kafka_balancer.security.clients import kafka_kwargs
@@ -130,7 +130,7 @@ class WorkloadRunner:
         admin = connect_admin(self.bootstrap, self.connect_timeout_s, security=self.security)
         try:
             with quiet_kafka_logs():
-                have = set(admin.list_topics())
+                have = set(retried(admin.list_topics))  # a stopped broker may be in the bootstrap list
                 new = [NewTopic(t.name, t.partitions, t.replication) for t in self.spec.topics
                        if t.name not in have]
                 if self.security is not None:
