@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs
+from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs, retried
 from kafka_balancer.collect.sampler import build_records, read_round
 from kafka_balancer.collect.writer import SampleFileWriter, SampleParquetWriter, SampleTopicWriter
-from kafka_balancer.errors import InputError
+from kafka_balancer.errors import ClusterError, InputError
 
 
 @dataclass(frozen=True)
@@ -92,10 +92,24 @@ def collect(opt: CollectOptions, say: Callable[[str], None] | None = None) -> Co
     _write_capacity(admin, opt.out_dir, opt.cluster)
     res = CollectResult()
     t_start = time.monotonic()
+    client = [admin]
+
+    def renew() -> None:
+        """A fresh client before a round's last try: kafka-python can stay pinned to a broker that died."""
+        try:
+            fresh = connect_admin(opt.bootstrap, timeout_s=opt.timeout_s, security=opt.security)
+        except ClusterError:  # the cluster is away: the last try shows it with the old client
+            return
+        with quiet_kafka_logs():
+            client[0].close()
+        client[0] = fresh
+
     try:
         while True:
             t0 = time.monotonic()
-            raw = read_round(admin, int(time.time() * 1000), opt.metrics_urls, opt.include_internal)
+            # a broker that just died is still in the metadata until it is fenced: the round is tried again
+            raw = retried(lambda: read_round(client[0], int(time.time() * 1000), opt.metrics_urls,
+                                             opt.include_internal), renew=renew)
             records = build_records(raw, opt.cluster, opt.hosts)
             path = files.write_round(records)
             if topic is not None:
@@ -120,5 +134,5 @@ def collect(opt: CollectOptions, say: Callable[[str], None] | None = None) -> Co
         if topic is not None:
             topic.close()
         with quiet_kafka_logs():
-            admin.close()
+            client[0].close()
     return res
