@@ -113,8 +113,7 @@ def run(args: argparse.Namespace) -> int:
 
     result = plan(
         snap, args.theta, args.eps, polish_share=POLISH_SHARE if share is None else share, polish_bytes=polish_bytes,
-        time_limit=args.time_limit,
-        progress=tick, constraints=constraints, goals=goals, exact_nodes=args.exact_nodes,
+        time_limit=args.time_limit, progress=tick, constraints=constraints, goals=goals, exact_nodes=args.exact_nodes,
     )
     if bar is not None:
         bar.close()

@@ -150,7 +150,7 @@ def run_story(opt: StoryOptions, say: Callable[[str], None] | None = None) -> St
         say("[1/6] starting a local Kafka cluster: brokers 1-6 on 3 simulated hosts, spare broker 7 stopped")
         cluster.up(fresh=True)
         cluster.kill_broker(SPARE)  # before any topic exists: it joins later as a new, empty broker
-        cluster.wait_fenced([SPARE])  # until then the metadata clients read may send them to it
+        cluster.wait_fenced([SPARE])  # until then, metadata may send a client to it, which refuses
         res.timings["cluster_up_s"] = round(time.monotonic() - t0, 1)
 
         t0 = time.monotonic()
