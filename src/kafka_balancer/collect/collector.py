@@ -68,8 +68,7 @@ def _write_capacity(admin: Any, out_dir: Path, cluster: str) -> None:
     """The brokers' disk capacities (DescribeLogDirs), next to the samples (collect/capacity.py)."""
     from kafka_balancer.collect.capacity import read_disk_capacity, write_capacity_file
 
-    with quiet_kafka_logs():
-        brokers = sorted(int(b["broker_id"]) for b in admin.describe_cluster()["brokers"])
+    brokers = sorted(int(b["broker_id"]) for b in retried(admin.describe_cluster)["brokers"])
     disk, dirs = read_disk_capacity(admin, brokers)
     if disk:
         write_capacity_file(out_dir, cluster, disk, dirs)
