@@ -70,3 +70,6 @@ def test_collect_goes_on_while_a_broker_dies(kafka_cluster, tmp_path):
     recs = [orjson.loads(line) for f in res.files for line in f.read_bytes().splitlines()]
     assert len({r["ts"] for r in recs}) == 4
     assert {r["broker"] for r in recs if r["type"] == "broker" and r["alive"]} >= {1, 2}
+    # the disk capacities of the brokers that answer are still written (the joint request fails)
+    caps = orjson.loads((tmp_path / "broker-capacity.json").read_bytes())["brokers"]
+    assert {"1", "2"} <= set(caps) and all(c["disk"] > 0 for c in caps.values())

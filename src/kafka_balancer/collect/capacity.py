@@ -57,16 +57,22 @@ def disk_capacity(entries: Iterable[Mapping[str, Any]]) -> dict[int, float]:
 
 
 def read_disk_capacity(admin: Any, brokers: list[int]) -> tuple[dict[int, float], list[dict[str, Any]]]:
-    """Ask every broker for its log dirs; returns capacities and the per-dir figures (for the file)."""
+    """Ask every broker for its log dirs; returns capacities and the per-dir figures (for the file). When
+    the joint request fails (a broker is down), each broker is asked alone and those that answer count."""
     from kafka.errors import KafkaError
 
     from kafka_balancer.collect.admin import quiet_kafka_logs
 
-    try:
-        with quiet_kafka_logs():
-            entries = admin.describe_log_dirs(None, brokers) if brokers else []
-    except KafkaError:
-        return {}, []
+    def ask(ids: list[int]) -> list[Any]:
+        try:
+            with quiet_kafka_logs():
+                return list(admin.describe_log_dirs(None, ids)) if ids else []
+        except KafkaError:
+            return []
+
+    entries = ask(brokers)
+    if not entries and len(brokers) > 1:
+        entries = [e for b in brokers for e in ask([b])]
     dirs = [{"broker": int(e["broker"]), "log_dir": d.get("log_dir"), "total_bytes": d.get("total_bytes", -1),
              "usable_bytes": d.get("usable_bytes", -1)} for e in entries for d in e.get("log_dirs", [])]
     return disk_capacity(entries), dirs
