@@ -25,13 +25,12 @@ if TYPE_CHECKING:
     from kafka_balancer.planner.count_goals import CountGoal
 
 TOL = 1e-12
+Change = tuple[int, int, int, int]  # (0: a replica moves, 1: leadership moves; partition, from, to)
+
 
 def _rises(k0: FloatArr, k1: FloatArr) -> np.ndarray:
     """Per resource: does a capacity violation appear or grow from ``k0`` to ``k1``?"""
     return np.asarray(k1 > np.maximum(k0, TOL) + TOL)
-
-
-Change = tuple[int, int, int, int]  # (0: a replica moves, 1: leadership moves; partition, from, to)
 
 
 class State:
