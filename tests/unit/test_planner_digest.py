@@ -43,7 +43,7 @@ DIGESTS: dict[str, str] = {
     "dead-broker-1": "eea9117fd88e0065",  # the heal-bound warning (session 11); the plan itself is unchanged
     "hetero-0": "6e38e7d7278504a4",  # session 13: no count-goal step takes a pair out of θ/ε as measured
     "mini-hard-0": "96e3cc9d68520808",  # session 16: hot roles follow their partition (1,227 -> 1,161 GB)
-    "new-brokers-0": "cd2e74a0f6d624c1",
+    "new-brokers-0": "d64652b1c1eb27b8",  # session 19: a full follower makes room for a heavy leadership
     "overloaded-0": "fca15369d9710823",
     "paper-0": "2262cf5c5b8936ab",  # session 13: the pair leadership exchange (leader CV 0.215 -> 0.096)
     "paper-3": "e599e9e2f4791fbb",  # session 13: the pair leadership exchange (0.136 -> 0.096)

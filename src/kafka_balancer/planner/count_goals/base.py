@@ -17,6 +17,7 @@ ROUND = 32  # brokers worked on per ranking in the swap goals
 X_CANDIDATES = 24  # replicas per side considered for a two-for-one exchange
 MANY_OUT = 8  # many-for-one exchanges: the broker's heaviest replicas or leaderships tried as the one handed away
 MANY_IN = 6  # ... and at most this many light ones taken for it
+ROOM_TRIES = 8  # leaderships a full follower tries handing on, to make room for a heavy one (leader_count)
 
 
 def _dev_cost(st: State, load: np.ndarray, cap: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ from kafka_balancer.planner.count_goals.base import (
     EXCHANGE_STEPS,
     MANY_IN,
     MANY_OUT,
+    ROOM_TRIES,
     X_CANDIDATES,
     _band_delta,
     _BrokerCountGoal,
@@ -191,33 +192,78 @@ def _leader_exchange_many(st: State, dst: int, resource_guard: bool) -> bool:
     inc, out, weight = cand
     for p_out in out.tolist():
         followers = [int(b) for b in st.rep[p_out] if b >= 0 and b != dst and st.may_lead[b]]
-        f_ok = [f for f in sorted(followers, key=lambda b: int(st.lcount[b]))
-                if _leader_step_ok(st, p_out, f, resource_guard)]
-        if not f_ok:
-            continue
-        done: list[tuple[int, int]] = [(p_out, dst)]
-        touched = {dst, f_ok[0]}
-        sq0 = 0  # change of the sum of squared leader counts over the brokers touched
-        sq0 -= int((st.lcount[list(touched)].astype(np.int64) ** 2).sum())
-        st.move_leadership(p_out, f_ok[0])
-        sources: set[int] = {f_ok[0]}
+        followers.sort(key=lambda b: int(st.lcount[b]))
+        f_ok = [f for f in followers if _leader_step_ok(st, p_out, f, resource_guard)]
+        sq_before = _square_sum(st)
+        done: list[tuple[int, int]] = []
+        if f_ok:
+            f = f_ok[0]
+        else:  # no follower has room for it: one makes room by handing a leadership of its own on
+            room = _make_room(st, p_out, followers, dst, resource_guard)
+            if room is None:
+                continue
+            f, done = room
+        done.append((p_out, dst))
+        st.move_leadership(p_out, f)
+        sources: set[int] = {f}
+        taken = 0
         for q in inc.tolist():
-            if len(done) > MANY_IN:
+            if taken >= MANY_IN:
                 break
             s = int(st.ldr[q])
             if s in sources or st.lcount[s] < st.lcount[dst] + 2 or weight[q] > weight[p_out]:
                 continue
             if _leader_step_ok(st, q, dst, resource_guard):
-                sq0 -= int(st.lcount[s]) ** 2
-                touched.add(s)
                 done.append((q, s))
                 sources.add(s)
+                taken += 1
                 st.move_leadership(q, dst)
-        sq0 += int((st.lcount[list(touched)].astype(np.int64) ** 2).sum())
-        if len(done) >= 3 and sq0 < 0:  # one given, at least two taken, counts more even
+        if taken >= 2 and _square_sum(st) < sq_before:  # one given, at least two taken, counts more even
             return True
         _undo(st, done)  # dst would not gain a leader
     return False
+
+
+def _square_sum(st: State) -> int:
+    """Sum of squared leader counts: it falls exactly when a set of leadership moves makes counts more even."""
+    return int((st.lcount.astype(np.int64) ** 2).sum())
+
+
+def _make_room(
+    st: State, p_out: int, followers: list[int], dst: int, resource_guard: bool
+) -> tuple[int, list[tuple[int, int]]] | None:
+    """A follower ``f`` of ``p_out`` too full to lead it hands one of its own leaderships ``q`` to a follower
+    ``g`` of ``q`` (not ``dst``) that has room, so that ``f`` can take ``p_out``: ``f``'s load changes by
+    ``p_out``'s leader load less ``q``'s, judged as one change. Followers are tried fewest leaders first, and
+    each one's leaderships lightest first among those that leave it no worse. Returns ``f`` and the move
+    made (partition, its leader before), or None, having moved nothing.
+
+    Example (``new-brokers``, seed 2): broker 52 leads 18 partitions against a band of 36-39 and is at the
+    top of its network-out band. It leads topic-0004-16 (network-out 0.011 of a broker), whose only follower,
+    broker 49, is at 0.434 against a band top of 0.439. Broker 49 hands one of its own leaderships to broker
+    38, takes topic-0004-16, and broker 52 takes light leaderships from fuller brokers: leader-count CV on
+    that case 0.074 -> 0.056."""
+    if resource_guard and st.grows_at(dst, -st.LF[p_out]):
+        return None  # dst itself cannot give it up
+    for f in followers:
+        mine = st.leaders_of(f)
+        mine = mine[(mine != p_out) & ~st.frozen[mine]]
+        if mine.size == 0 or not st.leader_ok(p_out, f):
+            continue
+        net = st.LF[p_out][None, :] - st.LF[mine]
+        if resource_guard:
+            u0 = st.load[f] / st.cap[f]
+            fits = ~st.violation_grows(u0, (st.load[f] + net) / st.cap[f])
+            mine = mine[fits]
+        for q in mine[np.argsort(st.LF[mine].sum(axis=1), kind="stable")][:ROOM_TRIES].tolist():
+            for g in st.rep[q].tolist():
+                if g < 0 or g in (f, dst) or not st.may_lead[g] or not st.leader_ok(q, g):
+                    continue
+                if resource_guard and st.grows_at(g, st.LF[q]):
+                    continue
+                st.move_leadership(q, g)
+                return f, [(q, f)]
+    return None
 
 
 def _pair_exchange(st: State, dst: int, resource_guard: bool) -> bool:
