@@ -38,7 +38,7 @@ from kafka_balancer.planner.goals import CapacityGoal
 from kafka_balancer.planner.metrics import Metrics, evaluate
 from kafka_balancer.planner.policy import RESOURCE_GOALS, GoalReport, parse_goals
 from kafka_balancer.planner.state import TOL, State
-from kafka_balancer.planner.strategies import compact, evacuate, leadership, polish, replica, swap, tighten
+from kafka_balancer.planner.strategies import compact, evacuate, leadership, polish, replica, swap, tighten, wide_swap
 
 # Attempts, in order, until one ends balanced: (share of the ε band aimed at, choose replicas by violation
 # removed per byte). Choosing by bytes moves least data but can corner itself; first-acceptable (the
@@ -606,6 +606,8 @@ def _finish(
     st.guards = []
     if repair:
         _repair(st, cfg, t0 + time_limit)
+        if cfg.resource_first < len(cfg.policy) and st.can_copy():
+            wide_swap.repair(st, _at_floor(st, cfg), cfg.eps, t0 + time_limit)
     warnings = list(out.warnings)
     # demotion once more: a replica moved since the first pass may have given a partition whose followers
     # were all demoted a broker that may lead it

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from kafka_balancer.planner.edges import Edges
@@ -13,6 +15,7 @@ TOP_A = 12
 TOP_B = 24
 MAX_PARTNERS = 6
 MAX_PAIRS_CHECKED = 64
+WIDE_TOP = 128  # wide searches: replicas per side per ranking (two rankings a side: at most 256 × 256 pairs)
 
 
 def _givers(st: State, hi: int, r: int) -> tuple[np.ndarray, np.ndarray]:
@@ -77,37 +80,56 @@ def _keeps_goals(st: State, hi: int, lo: int, net: np.ndarray) -> np.ndarray:
 
 
 def swap_between(st: State, hi: int, lo: int, r: int,
-                 givers: tuple[np.ndarray, np.ndarray] | None = None) -> bool:
+                 givers: tuple[np.ndarray, np.ndarray] | None = None, toward: int | None = None) -> bool:
     """Best swap lowering resource ``r`` on ``hi`` and raising it on ``lo``, if any is acceptable.
 
     ``givers`` is ``_givers(st, hi, r)`` when the caller tries several partners for one ``hi`` (the state
     does not change between failed attempts, and filtering a stable order keeps it the stable order of
     what is left, so the candidates are the same as computing them here).
 
+    ``toward`` (``hi`` or ``lo``): a wide search that repairs that broker's ``r``: up to 256 replicas a side
+    are candidates, not the few ranked first; only replicas of the same role trade (leader for leader,
+    follower for follower; no single move), so both brokers keep their replica and leader counts; and of
+    the acceptable pairs the one that lowers ``toward``'s violation on ``r`` most is made (wide_swap.py, for
+    what the move loop left).
+
     A search that finds no pair worth judging further is remembered in ``st.swap_misses`` and not repeated
     until its context changes (on `overloaded`, a third of the calls). A search that failed only on the
-    spread or budget checks is not: those read other brokers' replicas too."""
+    spread or budget checks is not: those read other brokers' replicas too. Wide searches are not
+    remembered (they are few, and their candidates differ)."""
+    wide = toward is not None
     byte_room = min(float(st.byte_budget), float(st.max_bytes - st.copied))
     key = (hi, lo, r)
     ctx = _context(st, hi, lo, byte_room)
-    if st.swap_misses.get(key) == ctx:
+
+    def miss() -> bool:
+        if not wide:
+            st.swap_misses[key] = ctx
+        return False
+
+    if not wide and st.swap_misses.get(key) == ctx:
         return False
     if _cannot_gain(st, hi, lo):
-        st.swap_misses[key] = ctx
-        return False
+        return miss()
     a, la = givers if givers is not None else _givers(st, hi, r)
     if a.size == 0:
-        st.swap_misses[key] = ctx
-        return False
+        return miss()
     b, lb = st.members_arr(lo), st.member_roles(lo)
     keep = ~np.any(st.rep[a] == lo, axis=1)
     if b.size:
         b_keep = ~np.any(st.rep[b] == hi, axis=1)
         b, lb = b[b_keep], lb[b_keep]
-    a, la = a[keep][:TOP_A], la[keep][:TOP_A]
+    a, la = (a[keep], la[keep]) if wide else (a[keep][:TOP_A], la[keep][:TOP_A])
     if a.size == 0:
-        st.swap_misses[key] = ctx
-        return False
+        return miss()
+    if wide:
+        # hi gives the heaviest on r and the lightest on the resource nearest its band bottom; lo gives back
+        # the lightest on r and the heaviest on the resource nearest its band top
+        ka, kb = nearest_edge(st, hi, r, floor=True), nearest_edge(st, lo, r, floor=False)
+        pick_a = _ranked_union([-la[:, r], la[:, ka]], WIDE_TOP)
+        pick_b = _ranked_union([lb[:, r], -lb[:, kb]], WIDE_TOP)
+        return _judge_pairs(st, hi, lo, r, a[pick_a], la[pick_a], b[pick_b], lb[pick_b], byte_room, miss,
+                            toward=toward)
     if b.size:
         # what lo could give back: its lightest replicas on r, and its heaviest on the resource where it
         # is closest to its ceiling (a broker full on network-in but short of disk trades one for the other)
@@ -125,13 +147,40 @@ def swap_between(st: State, hi: int, lo: int, r: int,
     # a pure move (b = nothing) is included as a zero row, so swaps subsume single moves here
     b = np.concatenate([b, np.array([-1])])
     lb = np.vstack([lb, np.zeros((1, la.shape[1]))])
+    return _judge_pairs(st, hi, lo, r, a, la, b, lb, byte_room, miss)
+
+
+def nearest_edge(st: State, b: int, r: int, floor: bool) -> int:
+    """The resource other than ``r`` on which broker ``b`` is nearest its band bottom (``floor``) or top
+    (θ if lower); ``r`` itself where every other is unbounded."""
+    u = st.util(b)
+    g = st.distribution_goal
+    room = (u - g.lo) if floor else (np.minimum(g.hi, st.capacity_goal.theta) - u)
+    room = np.where((np.arange(u.size) == r) | (st.target <= 0), np.inf, room)  # (an unloaded resource has no band)
+    k = int(np.argmin(room))
+    return k if np.isfinite(room[k]) else r
+
+
+def _ranked_union(keys: list[np.ndarray], n: int) -> np.ndarray:
+    """Rows among the first ``n`` of any of ``keys`` (ascending, stable), in row order."""
+    return np.unique(np.concatenate([np.argsort(k, kind="stable")[:n] for k in keys]))
+
+
+def _judge_pairs(st: State, hi: int, lo: int, r: int, a: np.ndarray, la: np.ndarray, b: np.ndarray,
+                 lb: np.ndarray, byte_room: float, miss: Callable[[], bool], toward: int | None = None) -> bool:
+    """Judge every pair of ``a`` (on ``hi``) against ``b`` (on ``lo``; -1: no replica back) and make the best
+    acceptable swap: the most gain per byte, or with ``toward`` (swap_between) a leader only for a leader
+    and the most lowered violation of ``toward`` on ``r``. ``miss`` records a search with nothing worth
+    judging."""
     net = la[:, None, :] - lb[None, :, :]  # what hi loses and lo gains, [A, B, R]
     # only pairs that lower r on hi and may keep the goals are judged (the others never qualify): same
     # arithmetic, fewer rows
-    ii, jj = np.nonzero((net[:, :, r] > 0) & _keeps_goals(st, hi, lo, net))
+    cand = (net[:, :, r] > 0) & _keeps_goals(st, hi, lo, net)
+    if toward is not None:
+        cand &= (st.ldr[a] == hi)[:, None] == (st.ldr[np.maximum(b, 0)] == lo)[None, :]
+    ii, jj = np.nonzero(cand)
     if ii.size == 0:
-        st.swap_misses[key] = ctx
-        return False
+        return miss()
     sub = net[ii, jj]  # [M, R]
     # both brokers judged in one call, hi first: [2, 1, R] before, [2, M, R] after
     u0 = np.stack([st.load[hi] / st.cap[hi], st.load[lo] / st.cap[lo]])[:, None, :]
@@ -140,19 +189,28 @@ def swap_between(st: State, hi: int, lo: int, r: int,
     gain = np.full(net.shape[:2], -np.inf)
     gain[ii, jj] = np.where(bad[0] | bad[1], -np.inf, both[0] + both[1])
     size_a = st.disk_bytes[a]
-    size_b = np.concatenate([st.disk_bytes[b[:-1]], [0.0]])
+    size_b = np.where(b >= 0, st.disk_bytes[np.maximum(b, 0)], 0.0)
     size = size_a[:, None] + size_b[None, :]
     pays = gain >= st.min_gain_per_byte * size  # polishing: a move pays for the bytes it copies
-    score = np.where((gain > 1e-9) & (size <= byte_room) & pays, gain / (size + st.byte_floor), -np.inf)
-    flat = np.argsort(-score, axis=None, kind="stable")
+    if toward is None:
+        per = gain / (size + st.byte_floor)
+    else:  # a wide search is kept only if it brings the pair into its band within a few swaps
+        side = 0 if toward == hi else 1
+        v0 = float(st.violation_of(u0[side, 0])[r])
+        per = np.full(gain.shape, -np.inf)
+        per[ii, jj] = v0 - st.violation_of(u1[side])[:, r]
+        gain = np.where(per > 1e-12, gain, -np.inf)  # acceptable and lowering the pair's own violation
+    score = np.where((gain > 1e-9) & (size <= byte_room) & pays, per, -np.inf)
+    if toward is None:
+        flat = np.argsort(-score, axis=None, kind="stable")
+    else:  # equal gains on the pair (each bringing it into its band, say): the fewest bytes first
+        flat = np.lexsort((size.ravel(), -score.ravel()))
     a_ok: dict[int, bool] = {}
     b_ok: dict[int, bool] = {}
     for n, k in enumerate(flat[:MAX_PAIRS_CHECKED].tolist()):
         i, j = divmod(k, gain.shape[1])
         if not np.isfinite(score[i, j]):
-            if n == 0:
-                st.swap_misses[key] = ctx
-            return False
+            return miss() if n == 0 else False
         pa, pb = int(a[i]), int(b[j])
         # hard constraints are checked lazily, best pair first
         if i not in a_ok:
