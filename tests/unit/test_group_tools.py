@@ -64,3 +64,21 @@ def test_advice() -> None:
     assert count == 5 and hottest == pytest.approx(1 / 3)
     assert throughput_count([500.0, 1.0], per_consumer=100.0)[1] == 5.0
     assert lag_trend([(0, 10.0), (1, 8.0), (2, 6.0)]) == pytest.approx(-2.0)
+
+
+def test_a_connection_error_that_outlasts_the_retries_is_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # a cluster that stops answering mid-command is the cluster's state, not a bug: one line and a hint,
+    # exit 1 (before, "internal error: KafkaConnectionError ... this is a bug")
+    from kafka.errors import KafkaConnectionError
+
+    import kafka_balancer.cli.cmd_group as cmd_group
+
+    def lost(args: object) -> int:
+        raise KafkaConnectionError("111 ECONNREFUSED")
+
+    monkeypatch.setattr(cmd_group, "run_locate", lost)
+    assert main(["group", "locate", "--group", "g", "--bootstrap", "127.0.0.1:9"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "error: the cluster stopped answering: KafkaConnectionError: 111 ECONNREFUSED"
+    assert len(err) == 2 and err[1].startswith("  hint: check that the brokers in --bootstrap run")

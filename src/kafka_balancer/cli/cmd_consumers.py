@@ -38,8 +38,10 @@ def register(subparsers: Any) -> None:
     no_action(p, kinds)
 
 
-def _members_and_topics(admin: Any, group: str) -> tuple[int, set[str]]:
-    desc = admin.describe_groups([group]).get(group, {})
+def _members_and_topics(session: Any, group: str) -> tuple[int, set[str]]:
+    from kafka_balancer.collect.admin import PATIENT
+
+    desc = session.call(lambda admin: admin.describe_groups([group]), PATIENT).get(group, {})
     members = desc.get("members", []) or []
     topics: set[str] = set()
     for m in members:
@@ -49,25 +51,27 @@ def _members_and_topics(admin: Any, group: str) -> tuple[int, set[str]]:
 
 
 def run_advise(args: argparse.Namespace) -> int:
-    from kafka_balancer.collect.admin import connect_admin
+    from kafka_balancer.collect.admin import PATIENT, RenewingAdmin
 
     if not args.group:
         raise InputError("--group is empty", hint="give the group id, e.g. --group orders-consumers")
-    admin = connect_admin(args.bootstrap, timeout_s=args.timeout, security=settings_from_args(args))
+    # a broker that died a moment ago stays in the metadata for a while: each call is tried again
+    session = RenewingAdmin(args.bootstrap, timeout_s=args.timeout, security=settings_from_args(args))
     try:
-        n_members, topics = _members_and_topics(admin, args.group)
+        n_members, topics = _members_and_topics(session, args.group)
         topics = set(args.topic or []) or topics
         if not topics:
             raise ClusterError(f"group {args.group!r} has no members subscribed to anything",
                                hint="pass --topic, or run while the group is up")
-        parts = topic_partitions(admin, topics)
+        parts = session.call(lambda admin: topic_partitions(admin, topics), PATIENT)
         samples: list[tuple[float, dict[Any, int], dict[Any, int]]] = []
         for i in range(args.samples):
-            samples.append((time.monotonic(), end_offsets(admin, parts), committed_offsets(admin, args.group)))
+            samples.append((time.monotonic(), session.call(lambda admin: end_offsets(admin, parts), PATIENT),
+                            session.call(lambda admin: committed_offsets(admin, args.group), PATIENT)))
             if i + 1 < args.samples:
                 time.sleep(args.interval_s)
     finally:
-        admin.close()
+        session.close()
     t0, e0, c0 = samples[0]
     t1, e1, c1 = samples[-1]
     dt = t1 - t0

@@ -53,11 +53,12 @@ def run_locate(args: argparse.Namespace) -> int:
     h = java_string_hashcode(args.group)
     out: dict[str, Any] = {"group": args.group, "hash_code": h}
     if args.bootstrap:
-        from kafka_balancer.collect.admin import connect_admin
+        from kafka_balancer.collect.admin import PATIENT, RenewingAdmin
 
-        admin = connect_admin(args.bootstrap, timeout_s=args.timeout, security=settings_from_args(args))
+        # a broker that died a moment ago stays in the metadata for a while: each call is tried again
+        session = RenewingAdmin(args.bootstrap, timeout_s=args.timeout, security=settings_from_args(args))
         try:
-            topics = admin.describe_topics(["__consumer_offsets"])
+            topics = session.call(lambda admin: admin.describe_topics(["__consumer_offsets"]), PATIENT)
             parts = {int(p["partition_index"]): p for t in topics for p in t.get("partitions", [])}
             if not parts:
                 raise ClusterError("the cluster has no __consumer_offsets topic yet",
@@ -66,11 +67,12 @@ def run_locate(args: argparse.Namespace) -> int:
             pid = offsets_partition_for(args.group, n)
             out.update(partitions=n, offsets_partition=pid, coordinator=int(parts[pid]["leader_id"]))
             try:
-                out["find_coordinator"] = int(admin._manager.run(admin._find_coordinator_id, args.group))
+                out["find_coordinator"] = int(session.call(
+                    lambda admin: admin._manager.run(admin._find_coordinator_id, args.group)))
             except Exception as exc:  # informational cross-check only
                 out["find_coordinator_error"] = str(exc)
         finally:
-            admin.close()
+            session.close()
     elif args.partitions is not None:
         n = args.partitions
         out.update(partitions=n, offsets_partition=offsets_partition_for(args.group, n))

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from kafka_balancer import __version__
-from kafka_balancer.errors import BalancerError, InputError
+from kafka_balancer.errors import BalancerError, ClusterError, InputError
 
 DEBUG_ENV = "KAFKA_BALANCER_DEBUG"
 
@@ -189,8 +189,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("  hint: give the command a smaller size, or free memory", file=sys.stderr)
         return 1
     except Exception as exc:  # a bug: one line, the traceback only on request
+        lost = _cluster_lost(exc)
+        if lost is not None:
+            print(_render(lost), file=sys.stderr)
+            return lost.exit_code
         return _unexpected(exc)
     return int(rc or 0)
+
+
+def _cluster_lost(exc: Exception) -> ClusterError | None:
+    """A kafka-python connection error that outlasted the command's retries (every call to a live cluster
+    is tried again while a broker that died is being fenced): the cluster, not a bug. None for anything
+    else, or when kafka-python was never imported."""
+    errors = sys.modules.get("kafka.errors")
+    if errors is None:
+        return None
+    kinds = tuple(getattr(errors, n) for n in ("KafkaConnectionError", "KafkaTimeoutError", "NoBrokersAvailable")
+                  if hasattr(errors, n))
+    if not isinstance(exc, kinds):
+        return None
+    name = type(exc).__name__
+    text = str(exc).splitlines()[0][:200] if str(exc) else name
+    what = text if text.startswith(name) else f"{name}: {text}"  # kafka-python's own text names it
+    return ClusterError(f"the cluster stopped answering: {what}",
+                        hint="check that the brokers in --bootstrap run and are reachable, then run the command "
+                             "again (`kafka-balancer local-cluster status` for the local cluster)")
 
 
 def _bad_path(exc: OSError, argv: Sequence[str]) -> int:

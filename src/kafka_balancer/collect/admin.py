@@ -128,3 +128,36 @@ def retried(call: Callable[[], T], attempts: int = 4, renew: Callable[[], None] 
             if renew is not None and attempt + 2 == attempts:
                 renew()
     raise AssertionError("unreachable")
+
+
+PATIENT = 8  # tries over about 14 s: a broker that died is fenced, and its leaderships move, within ~10 s
+
+
+class RenewingAdmin:
+    """An admin client for ``bootstrap`` that calls go through :func:`retried`, with a fresh client before a
+    call's last try: kafka-python can stay pinned to a broker that died, or to its stale metadata (a
+    partition still led by it). ``client`` is the present client; :meth:`close` closes it."""
+
+    def __init__(self, bootstrap: str, timeout_s: float = DEFAULT_TIMEOUT_S, client_id: str = "kafka-balancer",
+                 security: SecuritySettings | None = None) -> None:
+        self._args = (bootstrap, timeout_s, client_id, security)
+        self.client = connect_admin(bootstrap, timeout_s=timeout_s, client_id=client_id, security=security)
+
+    def renew(self) -> None:
+        """Replace the client with a fresh one; keep it when the cluster is away (the last try shows that)."""
+        bootstrap, timeout_s, client_id, security = self._args
+        try:
+            fresh = connect_admin(bootstrap, timeout_s=timeout_s, client_id=client_id, security=security)
+        except ClusterError:
+            return
+        with quiet_kafka_logs():
+            self.client.close()
+        self.client = fresh
+
+    def call(self, fn: Callable[[Any], T], attempts: int = 4) -> T:
+        """``fn(client)``, tried ``attempts`` times in all (see :func:`retried`)."""
+        return retried(lambda: fn(self.client), attempts, renew=self.renew)
+
+    def close(self) -> None:
+        with quiet_kafka_logs():
+            self.client.close()

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs, retried
+from kafka_balancer.collect.admin import RenewingAdmin, retried
 from kafka_balancer.collect.sampler import build_records, read_round
 from kafka_balancer.collect.writer import SampleFileWriter, SampleParquetWriter, SampleTopicWriter
-from kafka_balancer.errors import ClusterError, InputError
+from kafka_balancer.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,8 @@ def collect(opt: CollectOptions, say: Callable[[str], None] | None = None) -> Co
     if opt.rounds is None and opt.duration_s is None:
         raise InputError("collect needs --rounds or --duration (or run it until Ctrl-C with --forever)")
     say = say or (lambda m: print(m, file=sys.stderr))
-    admin = connect_admin(opt.bootstrap, timeout_s=opt.timeout_s, security=opt.security)
+    session = RenewingAdmin(opt.bootstrap, timeout_s=opt.timeout_s, security=opt.security)
+    admin = session.client
     if opt.security is not None:
         from kafka_balancer.security.acl import COLLECT_CLUSTER, require_cluster
 
@@ -91,24 +92,12 @@ def collect(opt: CollectOptions, say: Callable[[str], None] | None = None) -> Co
     _write_capacity(admin, opt.out_dir, opt.cluster)
     res = CollectResult()
     t_start = time.monotonic()
-    client = [admin]
-
-    def renew() -> None:
-        """A fresh client before a round's last try: kafka-python can stay pinned to a broker that died."""
-        try:
-            fresh = connect_admin(opt.bootstrap, timeout_s=opt.timeout_s, security=opt.security)
-        except ClusterError:  # the cluster is away: the last try shows it with the old client
-            return
-        with quiet_kafka_logs():
-            client[0].close()
-        client[0] = fresh
-
     try:
         while True:
             t0 = time.monotonic()
             # a broker that just died is still in the metadata until it is fenced: the round is tried again
-            raw = retried(lambda: read_round(client[0], int(time.time() * 1000), opt.metrics_urls,
-                                             opt.include_internal), renew=renew)
+            raw = session.call(lambda client: read_round(client, int(time.time() * 1000), opt.metrics_urls,
+                                                          opt.include_internal))
             records = build_records(raw, opt.cluster, opt.hosts)
             path = files.write_round(records)
             if topic is not None:
@@ -132,6 +121,5 @@ def collect(opt: CollectOptions, say: Callable[[str], None] | None = None) -> Co
         res.files = list(files.files)
         if topic is not None:
             topic.close()
-        with quiet_kafka_logs():
-            client[0].close()
+        session.close()
     return res

@@ -105,7 +105,7 @@ def publish_loads(bootstrap: str, loads: Mapping[TP, float], *, generation: int 
     from kafka.errors import KafkaError
 
     from kafka import KafkaProducer
-    from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs
+    from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs, retried
     from kafka_balancer.security.clients import kafka_kwargs
 
     now = int(time.time() * 1000)
@@ -115,7 +115,7 @@ def publish_loads(bootstrap: str, loads: Mapping[TP, float], *, generation: int 
                for (t, p), v in sorted(loads.items())]
     admin = connect_admin(bootstrap, timeout_s=timeout_s, security=security)
     try:
-        ensure_topic(admin)
+        retried(lambda: ensure_topic(admin))
     finally:
         with quiet_kafka_logs():
             admin.close()

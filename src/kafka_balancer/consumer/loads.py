@@ -65,11 +65,14 @@ def end_offsets(admin: Any, partitions: Iterable[TP]) -> dict[TP, int]:
 
 
 def committed_offsets(admin: Any, group: str) -> dict[TP, int]:
-    """The group's committed offsets; ``{}`` when the group has none yet (new group, no coordinator)."""
-    from kafka.errors import KafkaError
+    """The group's committed offsets; ``{}`` when the group has none yet (new group, no coordinator). A
+    broker that refuses the connection is raised, not taken for a group without offsets."""
+    from kafka.errors import KafkaConnectionError, KafkaError
 
     try:
         res = admin.list_group_offsets({group: None}).get(group, {})
+    except KafkaConnectionError:
+        raise
     except KafkaError:
         return {}
     return {(tp.topic, tp.partition): int(v.offset) for tp, v in res.items() if v.offset is not None and v.offset >= 0}
@@ -89,9 +92,9 @@ class LiveLoads:
 
     def __init__(self, bootstrap: str, group: str, topics: Iterable[str], *, interval_s: float = 2.0,
                  horizon_s: float = 30.0, start: bool = True, security: Any = None) -> None:
-        from kafka_balancer.collect.admin import connect_admin
+        from kafka_balancer.collect.admin import RenewingAdmin
 
-        self.admin = connect_admin(bootstrap, client_id=f"kafka-balancer-loads-{group}", security=security)
+        self.session = RenewingAdmin(bootstrap, client_id=f"kafka-balancer-loads-{group}", security=security)
         self.group = group
         self.topics = sorted(set(topics))
         self.interval_s = interval_s
@@ -108,10 +111,13 @@ class LiveLoads:
 
     def refresh(self) -> dict[TP, float]:
         """One synchronous measurement; updates and returns the cache."""
-        try:
-            parts = topic_partitions(self.admin, self.topics)
-            ends = end_offsets(self.admin, parts)
-            committed = committed_offsets(self.admin, self.group)
+        from kafka_balancer.collect.admin import PATIENT
+
+        call = self.session.call
+        try:  # a broker that died is still in the client's metadata for a while: each call is tried again
+            parts = call(lambda admin: topic_partitions(admin, self.topics), PATIENT)
+            ends = call(lambda admin: end_offsets(admin, parts), PATIENT)
+            committed = call(lambda admin: committed_offsets(admin, self.group), PATIENT)
         except Exception as exc:  # network trouble: keep the old cache
             if not self._cache:
                 raise ClusterError(f"cannot measure loads for group {self.group!r}: {exc}",
@@ -141,4 +147,4 @@ class LiveLoads:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        self.admin.close()
+        self.session.close()

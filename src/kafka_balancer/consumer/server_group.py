@@ -107,9 +107,10 @@ def produce(bootstrap: str, topic: str, per_partition: Sequence[int]) -> set[tup
 
 def coordinator_of(admin: Any, group: str, offsets_partitions: int | None = None) -> int:
     """The broker id leading the ``__consumer_offsets`` partition of ``group`` (its group coordinator)."""
+    from kafka_balancer.collect.admin import retried
     from kafka_balancer.consumer.group_locate import offsets_partition_for
 
-    meta = admin.describe_topics(["__consumer_offsets"])[0]
+    meta = retried(lambda: admin.describe_topics(["__consumer_offsets"]))[0]
     parts = {p["partition_index"]: p["leader_id"] for p in meta["partitions"]}
     n = offsets_partitions or len(parts)
     return int(parts[offsets_partition_for(group, n)])
