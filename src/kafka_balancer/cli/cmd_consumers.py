@@ -56,7 +56,7 @@ def run_advise(args: argparse.Namespace) -> int:
     if not args.group:
         raise InputError("--group is empty", hint="give the group id, e.g. --group orders-consumers")
     # a broker that died a moment ago stays in the metadata for a while: each call is tried again
-    session = RenewingAdmin(args.bootstrap, timeout_s=args.timeout, security=settings_from_args(args))
+    session = RenewingAdmin.connect(args.bootstrap, timeout_s=args.timeout, security=settings_from_args(args))
     try:
         n_members, topics = _members_and_topics(session, args.group)
         topics = set(args.topic or []) or topics

@@ -56,7 +56,7 @@ def run_locate(args: argparse.Namespace) -> int:
         from kafka_balancer.collect.admin import PATIENT, RenewingAdmin
 
         # a broker that died a moment ago stays in the metadata for a while: each call is tried again
-        session = RenewingAdmin(args.bootstrap, timeout_s=args.timeout, security=settings_from_args(args))
+        session = RenewingAdmin.connect(args.bootstrap, timeout_s=args.timeout, security=settings_from_args(args))
         try:
             topics = session.call(lambda admin: admin.describe_topics(["__consumer_offsets"]), PATIENT)
             parts = {int(p["partition_index"]): p for t in topics for p in t.get("partitions", [])}

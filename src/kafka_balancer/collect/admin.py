@@ -134,25 +134,34 @@ PATIENT = 8  # tries over about 14 s: a broker that died is fenced, and its lead
 
 
 class RenewingAdmin:
-    """An admin client for ``bootstrap`` that calls go through :func:`retried`, with a fresh client before a
-    call's last try: kafka-python can stay pinned to a broker that died, or to its stale metadata (a
-    partition still led by it). ``client`` is the present client; :meth:`close` closes it."""
+    """An admin client whose calls go through :func:`retried`, with a fresh client (from ``reconnect``)
+    before a call's last try: kafka-python can stay pinned to a broker that died, or to its stale metadata
+    (a partition still led by it). ``client`` is the present client; :meth:`close` closes it."""
 
-    def __init__(self, bootstrap: str, timeout_s: float = DEFAULT_TIMEOUT_S, client_id: str = "kafka-balancer",
-                 security: SecuritySettings | None = None) -> None:
-        self._args = (bootstrap, timeout_s, client_id, security)
-        self.client = connect_admin(bootstrap, timeout_s=timeout_s, client_id=client_id, security=security)
+    def __init__(self, client: Any, reconnect: Callable[[], Any] | None = None) -> None:
+        self.client = client
+        self._reconnect = reconnect
+
+    @classmethod
+    def connect(cls, bootstrap: str, timeout_s: float = DEFAULT_TIMEOUT_S, client_id: str = "kafka-balancer",
+                security: SecuritySettings | None = None) -> RenewingAdmin:
+        """A client on ``bootstrap`` (:func:`connect_admin`), renewed the same way."""
+        def make() -> Any:
+            return connect_admin(bootstrap, timeout_s=timeout_s, client_id=client_id, security=security)
+
+        return cls(make(), reconnect=make)
 
     def renew(self) -> None:
         """Replace the client with a fresh one; keep it when the cluster is away (the last try shows that)."""
-        bootstrap, timeout_s, client_id, security = self._args
-        try:
-            fresh = connect_admin(bootstrap, timeout_s=timeout_s, client_id=client_id, security=security)
-        except ClusterError:
+        if self._reconnect is None:
             return
-        with quiet_kafka_logs():
-            self.client.close()
-        self.client = fresh
+        try:
+            fresh = self._reconnect()
+        except Exception:  # the cluster is still away (ClusterError, or a test's own client failing)
+            return
+        old, self.client = self.client, fresh
+        with contextlib.suppress(Exception), quiet_kafka_logs():
+            old.close()
 
     def call(self, fn: Callable[[Any], T], attempts: int = 4) -> T:
         """``fn(client)``, tried ``attempts`` times in all (see :func:`retried`)."""

@@ -78,7 +78,7 @@ def collect(opt: CollectOptions, say: Callable[[str], None] | None = None) -> Co
     if opt.rounds is None and opt.duration_s is None:
         raise InputError("collect needs --rounds or --duration (or run it until Ctrl-C with --forever)")
     say = say or (lambda m: print(m, file=sys.stderr))
-    session = RenewingAdmin(opt.bootstrap, timeout_s=opt.timeout_s, security=opt.security)
+    session = RenewingAdmin.connect(opt.bootstrap, timeout_s=opt.timeout_s, security=opt.security)
     admin = session.client
     if opt.security is not None:
         from kafka_balancer.security.acl import COLLECT_CLUSTER, require_cluster

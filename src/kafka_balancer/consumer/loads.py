@@ -94,7 +94,7 @@ class LiveLoads:
                  horizon_s: float = 30.0, start: bool = True, security: Any = None) -> None:
         from kafka_balancer.collect.admin import RenewingAdmin
 
-        self.session = RenewingAdmin(bootstrap, client_id=f"kafka-balancer-loads-{group}", security=security)
+        self.session = RenewingAdmin.connect(bootstrap, client_id=f"kafka-balancer-loads-{group}", security=security)
         self.group = group
         self.topics = sorted(set(topics))
         self.interval_s = interval_s

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from kafka_balancer.collect.admin import log_dir_replicas, quiet_kafka_logs, retried
+from kafka_balancer.collect.admin import RenewingAdmin, log_dir_replicas
 from kafka_balancer.errors import ClusterError
 from kafka_balancer.executor.throttle import ThrottleConfigs
 from kafka_balancer.executor.view import TP, ClusterView, PartitionState, Reassignment, tp_label
@@ -24,8 +24,12 @@ class KafkaAdapter:
     """
 
     def __init__(self, admin: Any, reconnect: Callable[[], Any] | None = None) -> None:
-        self.admin = admin
-        self._reconnect = reconnect
+        self.session = RenewingAdmin(admin, reconnect)
+
+    @property
+    def admin(self) -> Any:
+        """The admin client in use (replaced after repeated connection errors)."""
+        return self.session.client
 
     @classmethod
     def connect(cls, bootstrap: str, timeout_s: float | None = None, security: Any = None) -> KafkaAdapter:
@@ -40,8 +44,7 @@ class KafkaAdapter:
         return cls(make(), reconnect=make)
 
     def close(self) -> None:
-        with quiet_kafka_logs():
-            self.admin.close()
+        self.session.close()
 
     def _call(self, what: str, method: str, *args: Any, attempts: int = 4, **kwargs: Any) -> Any:
         """Call ``method`` of the admin client; connection errors (a broker that just died is still in the
@@ -49,27 +52,12 @@ class KafkaAdapter:
         from kafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError, RetriableError
 
         try:
-            return retried(lambda: getattr(self.admin, method)(*args, **kwargs), attempts, renew=self._renew)
+            return self.session.call(lambda admin: getattr(admin, method)(*args, **kwargs), attempts)
         except (KafkaConnectionError, KafkaTimeoutError, RetriableError, OSError) as exc:
             raise ClusterError(f"{what} failed: {type(exc).__name__}: {exc}",
                                hint="is the cluster reachable? `--resume` continues later") from exc
         except KafkaError as exc:
             raise ClusterError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
-
-    def _renew(self) -> None:
-        """Replace the admin client with a fresh one from the bootstrap servers, if we know how."""
-        if self._reconnect is None:
-            return
-        try:
-            fresh = self._reconnect()
-        except Exception:  # the cluster is still away: keep the old client, the caller retries later
-            return
-        old, self.admin = self.admin, fresh
-        try:
-            with quiet_kafka_logs():
-                old.close()
-        except Exception:
-            pass
 
     # ---- reading ------------------------------------------------------------------------------
     def alive_brokers(self) -> frozenset[int]:
