@@ -77,12 +77,15 @@ def repair(st: State, skip: np.ndarray, eps: float, deadline: float) -> int:
         if float(st.violation_of(st.util(b))[j]) <= TOL:  # brought in by an earlier pair's swaps
             continue
         st.journal = []
-        for _ in range(TRIES):
-            if float(st.violation_of(st.util(b))[j]) <= TOL:
-                break
+        gap = float(st.violation_of(st.util(b))[j])
+        for done in range(1, TRIES + 1):
             above = bool(st.util(b)[j] > st.target[j])
             if not any(swap_between(st, b, c, j, toward=b) if above else swap_between(st, c, b, j, toward=b)
                        for c in partners(st, b, j, above)):
+                break
+            now = float(st.violation_of(st.util(b))[j])
+            # closed, or out of reach at the pace so far (each swap takes the largest step there is)
+            if now <= TOL or now * done > (gap - now) * (TRIES - done):
                 break
         made, st.journal = st.journal, None
         if float(st.violation_of(st.util(b))[j]) <= TOL and not bool(np.any(outside(st, eps) & ~before)):
