@@ -45,7 +45,7 @@ def test_a_swap_of_the_same_role_brings_both_brokers_into_their_bands() -> None:
     assert st.grows_at(0, -st.role_load(0, 0))
     counts = (st.rcount.copy(), st.lcount.copy())
     assert wide_swap.partners(st, 0, NW_IN, above=True)[0] == 1  # room on network-in, disk to spare
-    assert wide_swap.repair(st, np.zeros(st.load.shape, dtype=bool), 0.1, math.inf) == 1
+    assert wide_swap.repair(st, np.zeros(st.load.shape, dtype=bool), 0.8, 0.1, math.inf) == 1
     # X and Y trade brokers: broker 0 at network-in 0.43 (disk 0.46), broker 1 at 0.37 (disk 0.54)
     assert st.rep[0, 0] == 1 and st.rep[2, 0] == 0
     assert np.allclose(st.util()[:2, NW_IN], [0.43, 0.37]) and np.allclose(st.util()[:2, DISK], [0.46, 0.54])
@@ -58,7 +58,7 @@ def test_swaps_that_only_narrow_the_gap_are_undone() -> None:
     # and no second swap is left, so the swap is undone and nothing is copied
     st = _state(_cluster(0.049))
     before = (st.rep.copy(), st.ldr.copy(), st.load.copy(), st.copied)
-    assert wide_swap.repair(st, np.zeros(st.load.shape, dtype=bool), 0.1, math.inf) == 0
+    assert wide_swap.repair(st, np.zeros(st.load.shape, dtype=bool), 0.8, 0.1, math.inf) == 0
     assert np.array_equal(st.rep, before[0]) and np.array_equal(st.ldr, before[1])
     assert np.allclose(st.load, before[2]) and st.copied == before[3]
 
@@ -67,5 +67,5 @@ def test_pairs_out_of_reach_are_skipped() -> None:
     st = _state(_cluster(0.02))
     skip = np.zeros(st.load.shape, dtype=bool)
     skip[0, NW_IN] = skip[1, NW_IN] = True
-    assert wide_swap.repair(st, skip, 0.1, math.inf) == 0
+    assert wide_swap.repair(st, skip, 0.8, 0.1, math.inf) == 0
     assert st.rep[0, 0] == 0

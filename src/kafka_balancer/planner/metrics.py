@@ -68,6 +68,19 @@ class Metrics:
         return {res: m.as_dict() for res, m in self.resources.items()}
 
 
+def gamma_of(util: FloatArr) -> FloatArr:
+    """Seed 001's γ of live brokers' utilisations ``util`` [brokers, resources]: distance from the arithmetic
+    mean utilisation, relative to it."""
+    mean = util.mean(axis=0) if util.size else np.zeros(util.shape[-1])
+    return np.asarray(np.abs(util - mean) / np.where(mean > 0, mean, 1.0))
+
+
+def breached(util: FloatArr, theta: float, eps: float) -> np.ndarray:
+    """[brokers, resources] of live brokers' utilisations ``util``: pairs outside seed 001's goals as
+    measured, above θ or with γ above ε."""
+    return np.asarray((util > theta + 1e-12) | (gamma_of(util) > eps + 1e-12))
+
+
 def resource_metrics(util: FloatArr, theta: float, eps: float) -> ResourceMetrics:
     n = len(util)
     total = float(util.sum())

@@ -35,7 +35,7 @@ from kafka_balancer.planner import bounds, budget, exact, holder_floors, step_lo
 from kafka_balancer.planner.constraints import Constraints, Resolved, resolve
 from kafka_balancer.planner.count_goals import CountGoal, make_goal
 from kafka_balancer.planner.goals import CapacityGoal
-from kafka_balancer.planner.metrics import Metrics, evaluate
+from kafka_balancer.planner.metrics import Metrics, breached, evaluate, gamma_of
 from kafka_balancer.planner.policy import RESOURCE_GOALS, GoalReport, parse_goals
 from kafka_balancer.planner.state import TOL, State
 from kafka_balancer.planner.strategies import compact, evacuate, leadership, polish, replica, swap, tighten, wide_swap
@@ -503,17 +503,9 @@ def _at_floor(st: State, cfg: _Settings) -> np.ndarray:
     return near
 
 
-def _gamma(util: np.ndarray) -> np.ndarray:
-    """Seed 001's γ of live brokers' utilisations ``util`` [brokers, resources]: distance from the arithmetic
-    mean utilisation, relative to it."""
-    mean = util.mean(axis=0) if util.size else np.zeros(len(RESOURCES))
-    return np.asarray(np.abs(util - mean) / np.where(mean > 0, mean, 1.0))
-
-
 def _breached(st: State, cfg: _Settings) -> np.ndarray:
     """[live brokers, resources]: pairs outside seed 001's goals as measured (above θ, or γ above ε)."""
-    util = st.util()[st.alive]
-    return np.asarray((util > cfg.theta + 1e-12) | (_gamma(util) > cfg.eps + 1e-12))
+    return breached(st.util()[st.alive], cfg.theta, cfg.eps)
 
 
 def _goal_state(name: str, st: State, cfg: _Settings) -> tuple[float, str]:
@@ -525,7 +517,7 @@ def _goal_state(name: str, st: State, cfg: _Settings) -> tuple[float, str]:
             worst = float(util.max()) if util.size else 0.0
             n_over = int(over.sum())
             return float(n_over), f"{n_over} (broker, resource) pair(s) above θ; highest utilisation {worst:.3f}"
-        gamma = _gamma(util)
+        gamma = gamma_of(util)
         out = gamma > cfg.eps + 1e-12
         per = ", ".join(f"{r} {float(gamma[:, k].max()):.3f}" for k, r in enumerate(RESOURCES)) if util.size else ""
         return float(out.sum()), f"{int(out.sum())} (broker, resource) pair(s) outside the ε band; max γ {per}"
@@ -607,7 +599,7 @@ def _finish(
     if repair:
         _repair(st, cfg, t0 + time_limit)
         if cfg.resource_first < len(cfg.policy) and st.can_copy():
-            wide_swap.repair(st, _at_floor(st, cfg), cfg.eps, t0 + time_limit)
+            wide_swap.repair(st, _at_floor(st, cfg), cfg.theta, cfg.eps, t0 + time_limit)
     warnings = list(out.warnings)
     # demotion once more: a replica moved since the first pass may have given a partition whose followers
     # were all demoted a broker that may lead it

@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 
+from kafka_balancer.planner.metrics import breached
 from kafka_balancer.planner.ranking import smallest
 from kafka_balancer.planner.state import TOL, State
 from kafka_balancer.planner.strategies.swap import nearest_edge, swap_between
@@ -46,18 +47,15 @@ def partners(st: State, b: int, j: int, above: bool) -> list[int]:
     return [int(c) for c in smallest(-fit, PARTNERS, keep)]
 
 
-def outside(st: State, eps: float) -> np.ndarray:
-    """[B, R]: live (broker, resource) pairs outside seed 001's goals as measured: above θ, or γ (distance
-    from the mean utilisation of live brokers, relative to it) above ``eps``."""
-    util = st.util()
-    mean = util[st.alive].mean(axis=0) if st.alive.any() else np.zeros(util.shape[1])
-    gamma = np.abs(util - mean) / np.where(mean > 0, mean, 1.0)
-    out = (util > st.capacity_goal.theta + 1e-12) | (gamma > eps + 1e-12)
-    out[~st.alive] = False
-    return np.asarray(out)
+def outside(st: State, theta: float, eps: float) -> np.ndarray:
+    """[B, R]: live (broker, resource) pairs outside seed 001's goals as measured (metrics.breached); False
+    on dead brokers."""
+    out = np.zeros(st.load.shape, dtype=bool)
+    out[st.alive] = breached(st.util()[st.alive], theta, eps)
+    return out
 
 
-def repair(st: State, skip: np.ndarray, eps: float, deadline: float) -> int:
+def repair(st: State, skip: np.ndarray, theta: float, eps: float, deadline: float) -> int:
     """For every pair outside seed 001's goals as measured (largest violation first; not ``skip``, [B, R]:
     out of reach by proof), up to :data:`TRIES` swaps, kept only if together they bring the pair into the
     state's band (the aim band, a little narrower than ε, as the summary's ``unresolved`` counts) and take
@@ -65,7 +63,7 @@ def repair(st: State, skip: np.ndarray, eps: float, deadline: float) -> int:
     nothing for a pair it leaves where it was. Pairs inside ε are left alone, even outside the aim band: the
     plan meets the goal there. Returns the swaps kept."""
     v = st.violations()
-    v[skip | ~outside(st, eps)] = 0.0
+    v[skip | ~outside(st, theta, eps)] = 0.0
     pairs = sorted(zip(*np.nonzero(v > TOL), strict=True), key=lambda bj: -float(v[bj]))
     kept = 0
     outer = st.journal
@@ -73,7 +71,7 @@ def repair(st: State, skip: np.ndarray, eps: float, deadline: float) -> int:
         b, j = int(b0), int(j0)
         if time.monotonic() > deadline:
             break
-        before = outside(st, eps)
+        before = outside(st, theta, eps)
         if float(st.violation_of(st.util(b))[j]) <= TOL:  # brought in by an earlier pair's swaps
             continue
         st.journal = []
@@ -88,7 +86,7 @@ def repair(st: State, skip: np.ndarray, eps: float, deadline: float) -> int:
             if now <= TOL or now * done > (gap - now) * (TRIES - done):
                 break
         made, st.journal = st.journal, None
-        if float(st.violation_of(st.util(b))[j]) <= TOL and not bool(np.any(outside(st, eps) & ~before)):
+        if float(st.violation_of(st.util(b))[j]) <= TOL and not bool(np.any(outside(st, theta, eps) & ~before)):
             kept += len(made) // 2
             if outer is not None:
                 outer.extend(made)
