@@ -39,9 +39,7 @@ def register(subparsers: Any) -> None:
 
 
 def _members_and_topics(session: Any, group: str) -> tuple[int, set[str]]:
-    from kafka_balancer.collect.admin import PATIENT
-
-    desc = session.call(lambda admin: admin.describe_groups([group]), PATIENT).get(group, {})
+    desc = session.call(lambda admin: admin.describe_groups([group])).get(group, {})
     members = desc.get("members", []) or []
     topics: set[str] = set()
     for m in members:
@@ -56,18 +54,19 @@ def run_advise(args: argparse.Namespace) -> int:
     if not args.group:
         raise InputError("--group is empty", hint="give the group id, e.g. --group orders-consumers")
     # a broker that died a moment ago stays in the metadata for a while: each call is tried again
-    session = RenewingAdmin.connect(args.bootstrap, timeout_s=args.timeout, security=settings_from_args(args))
+    session = RenewingAdmin.connect(args.bootstrap, timeout_s=args.timeout, security=settings_from_args(args),
+                                    attempts=PATIENT)
     try:
         n_members, topics = _members_and_topics(session, args.group)
         topics = set(args.topic or []) or topics
         if not topics:
             raise ClusterError(f"group {args.group!r} has no members subscribed to anything",
                                hint="pass --topic, or run while the group is up")
-        parts = session.call(lambda admin: topic_partitions(admin, topics), PATIENT)
+        parts = session.call(lambda admin: topic_partitions(admin, topics))
         samples: list[tuple[float, dict[Any, int], dict[Any, int]]] = []
         for i in range(args.samples):
-            samples.append((time.monotonic(), session.call(lambda admin: end_offsets(admin, parts), PATIENT),
-                            session.call(lambda admin: committed_offsets(admin, args.group), PATIENT)))
+            samples.append((time.monotonic(), session.call(lambda admin: end_offsets(admin, parts)),
+                            session.call(lambda admin: committed_offsets(admin, args.group))))
             if i + 1 < args.samples:
                 time.sleep(args.interval_s)
     finally:

@@ -56,9 +56,10 @@ def run_locate(args: argparse.Namespace) -> int:
         from kafka_balancer.collect.admin import PATIENT, RenewingAdmin
 
         # a broker that died a moment ago stays in the metadata for a while: each call is tried again
-        session = RenewingAdmin.connect(args.bootstrap, timeout_s=args.timeout, security=settings_from_args(args))
+        session = RenewingAdmin.connect(args.bootstrap, timeout_s=args.timeout, security=settings_from_args(args),
+                                        attempts=PATIENT)
         try:
-            topics = session.call(lambda admin: admin.describe_topics(["__consumer_offsets"]), PATIENT)
+            topics = session.call(lambda admin: admin.describe_topics(["__consumer_offsets"]))
             parts = {int(p["partition_index"]): p for t in topics for p in t.get("partitions", [])}
             if not parts:
                 raise ClusterError("the cluster has no __consumer_offsets topic yet",
@@ -67,8 +68,8 @@ def run_locate(args: argparse.Namespace) -> int:
             pid = offsets_partition_for(args.group, n)
             out.update(partitions=n, offsets_partition=pid, coordinator=int(parts[pid]["leader_id"]))
             try:
-                out["find_coordinator"] = int(session.call(
-                    lambda admin: admin._manager.run(admin._find_coordinator_id, args.group)))
+                out["find_coordinator"] = int(session.call(  # a cross-check: not worth the long wait
+                    lambda admin: admin._manager.run(admin._find_coordinator_id, args.group), attempts=4))
             except Exception as exc:  # informational cross-check only
                 out["find_coordinator_error"] = str(exc)
         finally:

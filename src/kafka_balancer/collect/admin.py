@@ -136,20 +136,22 @@ PATIENT = 8  # tries over about 14 s: a broker that died is fenced, and its lead
 class RenewingAdmin:
     """An admin client whose calls go through :func:`retried`, with a fresh client (from ``reconnect``)
     before a call's last try: kafka-python can stay pinned to a broker that died, or to its stale metadata
-    (a partition still led by it). ``client`` is the present client; :meth:`close` closes it."""
+    (a partition still led by it). ``client`` is the present client; ``attempts`` the tries a call gets
+    unless it says otherwise; :meth:`close` closes the client."""
 
-    def __init__(self, client: Any, reconnect: Callable[[], Any] | None = None) -> None:
+    def __init__(self, client: Any, reconnect: Callable[[], Any] | None = None, attempts: int = 4) -> None:
         self.client = client
         self._reconnect = reconnect
+        self.attempts = attempts
 
     @classmethod
     def connect(cls, bootstrap: str, timeout_s: float = DEFAULT_TIMEOUT_S, client_id: str = "kafka-balancer",
-                security: SecuritySettings | None = None) -> RenewingAdmin:
+                security: SecuritySettings | None = None, attempts: int = 4) -> RenewingAdmin:
         """A client on ``bootstrap`` (:func:`connect_admin`), renewed the same way."""
         def make() -> Any:
             return connect_admin(bootstrap, timeout_s=timeout_s, client_id=client_id, security=security)
 
-        return cls(make(), reconnect=make)
+        return cls(make(), reconnect=make, attempts=attempts)
 
     def renew(self) -> None:
         """Replace the client with a fresh one; keep it when the cluster is away (the last try shows that)."""
@@ -163,9 +165,9 @@ class RenewingAdmin:
         with contextlib.suppress(Exception), quiet_kafka_logs():
             old.close()
 
-    def call(self, fn: Callable[[Any], T], attempts: int = 4) -> T:
-        """``fn(client)``, tried ``attempts`` times in all (see :func:`retried`)."""
-        return retried(lambda: fn(self.client), attempts, renew=self.renew)
+    def call(self, fn: Callable[[Any], T], attempts: int | None = None) -> T:
+        """``fn(client)``, tried ``attempts`` times in all (the session's by default; see :func:`retried`)."""
+        return retried(lambda: fn(self.client), self.attempts if attempts is None else attempts, renew=self.renew)
 
     def close(self) -> None:
         with quiet_kafka_logs():

@@ -92,9 +92,10 @@ class LiveLoads:
 
     def __init__(self, bootstrap: str, group: str, topics: Iterable[str], *, interval_s: float = 2.0,
                  horizon_s: float = 30.0, start: bool = True, security: Any = None) -> None:
-        from kafka_balancer.collect.admin import RenewingAdmin
+        from kafka_balancer.collect.admin import PATIENT, RenewingAdmin
 
-        self.session = RenewingAdmin.connect(bootstrap, client_id=f"kafka-balancer-loads-{group}", security=security)
+        self.session = RenewingAdmin.connect(bootstrap, client_id=f"kafka-balancer-loads-{group}", security=security,
+                                             attempts=PATIENT)
         self.group = group
         self.topics = sorted(set(topics))
         self.interval_s = interval_s
@@ -111,13 +112,11 @@ class LiveLoads:
 
     def refresh(self) -> dict[TP, float]:
         """One synchronous measurement; updates and returns the cache."""
-        from kafka_balancer.collect.admin import PATIENT
-
         call = self.session.call
         try:  # a broker that died is still in the client's metadata for a while: each call is tried again
-            parts = call(lambda admin: topic_partitions(admin, self.topics), PATIENT)
-            ends = call(lambda admin: end_offsets(admin, parts), PATIENT)
-            committed = call(lambda admin: committed_offsets(admin, self.group), PATIENT)
+            parts = call(lambda admin: topic_partitions(admin, self.topics))
+            ends = call(lambda admin: end_offsets(admin, parts))
+            committed = call(lambda admin: committed_offsets(admin, self.group))
         except Exception as exc:  # network trouble: keep the old cache
             if not self._cache:
                 raise ClusterError(f"cannot measure loads for group {self.group!r}: {exc}",

@@ -60,7 +60,7 @@ def check_kafka_source(bootstrap: str, topic: str = DEFAULT_TOPIC, timeout_s: fl
     """The samples topic exists on a cluster that answers within ``timeout_s``: ClusterError (exit 1) when
     no broker answers, InputError when the topic is not there. Spark's Kafka source would otherwise retry
     without end and say nothing."""
-    from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs, retried
+    from kafka_balancer.collect.admin import connect_admin, retried
 
     try:
         admin = connect_admin(bootstrap, timeout_s)
@@ -68,8 +68,7 @@ def check_kafka_source(bootstrap: str, topic: str = DEFAULT_TOPIC, timeout_s: fl
         raise ClusterError(f"--from-kafka: {exc.message}", hint="check --from-kafka host:port and that the "
                            "brokers run (`kafka-balancer local-cluster status` for the local cluster)") from None
     try:
-        with quiet_kafka_logs():
-            topics = set(retried(lambda: admin.list_topics()))
+        topics = set(retried(admin.list_topics))  # (retried keeps kafka-python's logs quiet)
     except Exception as exc:  # kafka-python raises its own errors and OSErrors on a broken connection
         raise ClusterError(f"cannot list the topics of {bootstrap}: {type(exc).__name__}: {exc}"[:300],
                            hint="check --from-kafka and that the brokers run") from None

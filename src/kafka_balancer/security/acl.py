@@ -33,21 +33,18 @@ def _ops(entry: Mapping[str, Any]) -> set[str] | None:
 
 def cluster_operations(admin: Any) -> set[str] | None:
     """What the principal may do on the cluster, or None when the broker does not say."""
-    from kafka_balancer.collect.admin import quiet_kafka_logs, retried
+    from kafka_balancer.collect.admin import retried
 
-    with quiet_kafka_logs():
-        info = retried(lambda: admin.describe_cluster())
-    return _ops(info)
+    return _ops(retried(admin.describe_cluster))  # (retried keeps kafka-python's logs quiet)
 
 
 def topic_operations(admin: Any, topics: Iterable[str]) -> dict[str, set[str] | None]:
-    from kafka_balancer.collect.admin import quiet_kafka_logs, retried
+    from kafka_balancer.collect.admin import retried
 
     names = sorted(set(topics))
     if not names:
         return {}
-    with quiet_kafka_logs():
-        described = retried(lambda: admin.describe_topics(names))
+    described = retried(lambda: admin.describe_topics(names))
     return {t["name"]: _ops(t) for t in described if t.get("error_code", 0) == 0}
 
 

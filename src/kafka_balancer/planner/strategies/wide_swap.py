@@ -71,11 +71,11 @@ def repair(st: State, skip: np.ndarray, theta: float, eps: float, deadline: floa
         b, j = int(b0), int(j0)
         if time.monotonic() > deadline:
             break
-        before = outside(st, theta, eps)
-        if float(st.violation_of(st.util(b))[j]) <= TOL:  # brought in by an earlier pair's swaps
-            continue
-        st.journal = []
         gap = float(st.violation_of(st.util(b))[j])
+        if gap <= TOL:  # brought in by an earlier pair's swaps
+            continue
+        before = outside(st, theta, eps)
+        st.journal = []
         for done in range(1, TRIES + 1):
             above = bool(st.util(b)[j] > st.target[j])
             if not any(swap_between(st, b, c, j, toward=b) if above else swap_between(st, c, b, j, toward=b)
