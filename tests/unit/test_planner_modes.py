@@ -132,6 +132,23 @@ def test_excluded_topics_never_move_but_count() -> None:
     assert (after.replicas[~pay] != 0).all()
 
 
+def test_a_pattern_that_excludes_nothing_or_everything_is_said() -> None:
+    names = ["payments.eu"] * 4 + ["logs"] * 4
+    snap = _snap([[0]] * 8, topics=names)
+    # a typo (the topic is payments.eu, not payment.eu) excludes nothing: the plan says so and moves freely
+    r = _check(snap, Constraints(exclude_topics=r"payment\..*"))
+    assert any("matches none of the 2 topic(s): nothing is excluded" in w for w in r.warnings)  # type: ignore[attr-defined]
+    assert r.replica_moves > 0  # type: ignore[attr-defined]
+    # a pattern matching every topic: nothing moves, and with a budget the budget is not blamed
+    r = _check(snap, Constraints(exclude_topics=".*", max_bytes=100 * GB))
+    assert any("matches every topic (2): no replica or leadership moves" in w for w in r.warnings)  # type: ignore[attr-defined]
+    assert r.replica_moves == 0 and r.leader_moves == 0  # type: ignore[attr-defined]
+    assert r.remaining and not any("budget is spent" in x for x in r.remaining)  # type: ignore[attr-defined]
+    # a pattern matching some topics says nothing
+    r = _check(snap, Constraints(exclude_topics=r"payments\..*"))
+    assert not any("--exclude-topics" in w for w in r.warnings)  # type: ignore[attr-defined]
+
+
 def test_leadership_only_moves_no_replica() -> None:
     snap = _snap([[0, 1]] * 6 + [[2, 3]])
     r = _check(snap, Constraints(leadership_only=True))
@@ -166,6 +183,8 @@ def test_modes_compose() -> None:
         (Constraints(max_moves=-3), "--max-moves -3 is negative"),
         (Constraints(max_bytes=-1.0), "--max-bytes -1.0 is negative"),
         (Constraints(max_bytes=float("nan")), "--max-bytes nan is negative or not a number"),
+        (Constraints(demote_brokers=frozenset({0, 1, 2}), remove_brokers=frozenset({3})),
+         "--demote-brokers leaves no live broker to lead"),
     ],
 )
 def test_bad_input_is_one_line_naming_it(c: Constraints, message: str) -> None:

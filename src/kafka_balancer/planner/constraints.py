@@ -118,6 +118,11 @@ class Constraints:
         if self.max_bytes is not None and (not np.isfinite(self.max_bytes) or self.max_bytes < 0):
             raise InputError(f"--max-bytes {self.max_bytes} is negative or not a number", hint="for example 500G")
         live = {int(b) for b, a in zip(snap.broker_ids.tolist(), snap.alive.tolist(), strict=True) if a}
+        if self.demote_brokers and not live - set(self.demote_brokers) - set(self.remove_brokers):
+            raise InputError(
+                "--demote-brokers leaves no live broker to lead: every live broker is demoted or removed",
+                hint="demote fewer brokers; each partition needs a broker that may lead it",
+            )
         receivers = (set(self.add_brokers) if self.add_brokers else live) - set(self.remove_brokers)
         if not (receivers & live) and not self.leadership_only and (self.add_brokers or self.remove_brokers):
             raise InputError(

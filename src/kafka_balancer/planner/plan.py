@@ -635,6 +635,7 @@ def _finish(
         warnings.append(f"balance is out of reach: {line}")
     if add:
         warnings.append(f"the cluster as a whole is above θ={cfg.theta}: add {add} broker(s) of the present size")
+    warnings += _exclusion_lines(snap, cfg.res)
     changed = np.any(np.sort(snap.replicas, axis=1) != np.sort(st.rep, axis=1), axis=1)
     moved_excluded = int((cfg.res.frozen & changed).sum())
     if moved_excluded:
@@ -670,7 +671,8 @@ def _finish(
         reports.append(GoalReport(name, k + 1, v_before, v_after, v_before <= 0, v_after <= 0, detail))
         if v_after > 0:
             remaining.append(f"{name}: {d_after}")
-    budget_hit = st.budgeted and not st.can_copy()  # not even the smallest movable replica fits any more
+    # not even the smallest movable replica fits any more (when nothing may move, no budget is to blame)
+    budget_hit = st.budgeted and bool(st.receive.any()) and np.isfinite(st.min_movable_bytes) and not st.can_copy()
     if budget_hit and remaining:
         remaining.insert(0, "the move or byte budget is spent; a larger budget would balance further")
     return PlanResult(
@@ -729,6 +731,22 @@ def _polish(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit
         polished += polish.polish(st, allowance, t0 + time_limit, max_moves=n, max_steps=steps, min_gain_per_byte=bar)
     if polished and cfg.tighten_leaders:
         tighten.tighten(st, max_moves=n, deadline=t0 + time_limit)
+
+
+def _exclusion_lines(snap: Snapshot, res: Resolved) -> list[str]:
+    """A warning when the operator's topic pattern excludes nothing (a typo, or a pattern matching only
+    part of a name) or everything (no partition may move but off dead or removed brokers)."""
+    pattern = res.constraints.exclude_topics
+    if pattern is None or snap.n_partitions == 0:
+        return []
+    frozen = int(res.frozen.sum())
+    if frozen == 0:
+        return [f"--exclude-topics /{pattern}/ matches none of the {len(snap.topics)} topic(s): nothing is "
+                "excluded (the pattern must match whole topic names, e.g. 'payments\\..*')"]
+    if frozen == snap.n_partitions:
+        return [f"--exclude-topics /{pattern}/ matches every topic ({len(snap.topics)}): no replica or "
+                "leadership moves, except replicas leaving dead or removed brokers"]
+    return []
 
 
 def _partitions_line(labels: list[str], text: str) -> str:
