@@ -89,6 +89,8 @@ class State:
         self.L = snap.leader_load
         self.F = snap.follower_load
         self.LF = snap.leader_load - snap.follower_load  # what a leadership change moves
+        # [P, 2, R]: a follower's load, then a leader's; one gather picks each replica's role (role_loads)
+        self._roles = np.stack([self.F, self.L], axis=1)
         self.disk_bytes = view.disk_bytes
         # Every reassignment has a fixed cost (a new replica set, catch-up, a leader epoch) besides its bytes;
         # ranking moves by gain per byte counts it as one mean replica's worth. Measured on 20 testbeds and
@@ -476,7 +478,7 @@ class State:
     def role_loads(self, parts: np.ndarray, holders: int | np.ndarray) -> FloatArr:
         """[len(parts), R]: :meth:`role_load` of many partitions at once, each on its holder (one broker for
         all, or one per partition)."""
-        return np.where((self.ldr[parts] == holders)[:, None], self.L[parts], self.F[parts])
+        return self._roles[parts, (self.ldr[parts] == holders).astype(np.intp)]
 
     def move_replica(self, p: int, src: int, dst: int) -> None:
         delta = self.role_load(p, src)
