@@ -185,11 +185,14 @@ def test_modes_compose() -> None:
         (Constraints(max_bytes=float("nan")), "--max-bytes nan is negative or not a number"),
         (Constraints(demote_brokers=frozenset({0, 1, 2}), remove_brokers=frozenset({3})),
          "--demote-brokers leaves no live broker to lead"),
+        (Constraints(add_brokers=frozenset({1, 3})), "--add-brokers: broker 3 is down in the snapshot"),
     ],
 )
 def test_bad_input_is_one_line_naming_it(c: Constraints, message: str) -> None:
+    snap = _snap([[0, 1]])
+    snap = replace(snap, alive=np.array([True, True, True, False]))  # broker 3 is down
     with pytest.raises(InputError) as e:
-        plan(_snap([[0, 1]]), constraints=c)
+        plan(snap, constraints=c)
     assert e.value.message.startswith(message) and "\n" not in e.value.message
 
 
@@ -205,9 +208,11 @@ def test_invariants_hold_for_random_modes(seed: int) -> None:
     follower on a dead broker for one that could lead."""
     snap = generate(replace(SMALL, dead_brokers=seed % 2), seed=seed)
     rng = np.random.default_rng(seed)
-    ids = [int(b) for b in rng.permutation(snap.n_brokers)]
+    ids = [int(b) for b in rng.permutation(snap.broker_ids)]
+    pos = snap.broker_pos()
     c = Constraints(
-        add_brokers=frozenset(ids[:2]) if rng.random() < 0.4 else frozenset(),
+        # a broker that is down cannot be added (refused as bad input): only live ones are drawn
+        add_brokers=frozenset(b for b in ids[:2] if snap.alive[pos[b]]) if rng.random() < 0.4 else frozenset(),
         remove_brokers=frozenset(ids[2:3]) if rng.random() < 0.5 else frozenset(),
         demote_brokers=frozenset(ids[3:5]) if rng.random() < 0.5 else frozenset(),
         exclude_topics="topic-000[0-3]" if rng.random() < 0.5 else None,

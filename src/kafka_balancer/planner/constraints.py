@@ -118,6 +118,13 @@ class Constraints:
         if self.max_bytes is not None and (not np.isfinite(self.max_bytes) or self.max_bytes < 0):
             raise InputError(f"--max-bytes {self.max_bytes} is negative or not a number", hint="for example 500G")
         live = {int(b) for b, a in zip(snap.broker_ids.tolist(), snap.alive.tolist(), strict=True) if a}
+        down = sorted(set(self.add_brokers) - live)
+        if down:
+            raise InputError(
+                f"--add-brokers: broker {down[0]} is down in the snapshot (alive: false), so it cannot receive "
+                "replicas",
+                hint="drop it from --add-brokers, or take a new snapshot once it is up",
+            )
         if self.demote_brokers and not live - set(self.demote_brokers) - set(self.remove_brokers):
             raise InputError(
                 "--demote-brokers leaves no live broker to lead: every live broker is demoted or removed",
