@@ -348,6 +348,8 @@ GOOD: list[tuple[list[str], list[str]]] = [
     ([*PLAN_ARGS, "--out", "{d}/o/p.json", "--plot", "{d}/o/p.svg", "--json"], ["{d}/o"]),
     ([*PLAN_ARGS, "--out", "{d}/out"], ["{d}/out"]),  # next to the user's out.tmp, which stays as it was
     ([*PLAN_ARGS, "--out", "{d}/o/q.json", "--polish", "2G"], ["{d}/o"]),  # an allowance in bytes
+    # a plot of a plan that removes a broker: the brokers after are not the brokers before
+    ([*PLAN_ARGS, "--out", "{d}/o/r.json", "--remove-brokers", "2", "--plot", "{d}/o/r.png"], ["{d}/o"]),
     (["simulate", "cluster", "--preset", "paper", "--out", "-"], []),
     (["assign", "--input", "{d}/group.json", "--strategy", "balanced", "--json"], []),
     (["group", "locate", "--group", "g\u00e9", "--partitions", "50"], []),

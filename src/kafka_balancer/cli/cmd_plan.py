@@ -127,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
             snap.broker_ids[snap.alive].tolist(),
             args.plot,
             title=f"{snap.name or args.snapshot}: before and after the plan",
+            after_ids=result.after_snapshot.broker_ids[result.after_snapshot.alive].tolist(),
         )
     if args.json:
         sys.stdout.write(orjson.dumps(result.summary, option=orjson.OPT_INDENT_2).decode() + "\n")

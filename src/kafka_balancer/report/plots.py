@@ -18,28 +18,49 @@ from kafka_balancer.planner.metrics import Metrics
 
 
 def utilisation_before_after(
-    before: Metrics, after: Metrics, broker_ids: list[int], path: str | Path, title: str = "", flag: str = "--plot"
+    before: Metrics, after: Metrics, broker_ids: list[int], path: str | Path, title: str = "", flag: str = "--plot",
+    after_ids: list[int] | None = None,
 ) -> None:
-    """One panel per resource: per-broker utilisation before and after, with θ and the ε band."""
+    """One panel per resource: per-broker utilisation before and after, with θ and the ε band.
+
+    ``broker_ids`` are the brokers ``before`` measured, ``after_ids`` those ``after`` measured when they differ
+    (a plan that removes brokers measures the ones that stay): bars are matched by broker id, and a broker
+    measured on one side only has no bar on the other, which the figure names."""
+    after_ids = broker_ids if after_ids is None else after_ids
+    ids = broker_ids + [b for b in after_ids if b not in set(broker_ids)]
+    x = np.arange(len(ids))
     fig, axes = plt.subplots(2, 2, figsize=(12, 7), sharex=True)
-    x = np.arange(len(broker_ids))
     for ax, res in zip(axes.flat, RESOURCES, strict=True):
         b, a = before.resources[res], after.resources[res]
-        ax.bar(x - 0.2, b.util, width=0.4, label="before", color="#c0504d")
-        ax.bar(x + 0.2, a.util, width=0.4, label="after", color="#4f81bd")
+        ax.bar(x - 0.2, _aligned(b.util, broker_ids, ids), width=0.4, label="before", color="#c0504d")
+        ax.bar(x + 0.2, _aligned(a.util, after_ids, ids), width=0.4, label="after", color="#4f81bd")
         ax.axhline(before.theta, color="black", linestyle="--", linewidth=1, label="θ")
         ax.axhspan(a.mean * (1 - after.eps), a.mean * (1 + after.eps), color="#4f81bd", alpha=0.12, label="ε band")
         ax.set_title(f"{res}: σ {b.sigma:.4f} → {a.sigma:.4f}")
         ax.set_ylabel("utilisation")
-        if len(broker_ids) <= 24:
-            ax.set_xticks(x, [str(i) for i in broker_ids])
+        if len(ids) <= 24:
+            ax.set_xticks(x, [str(i) for i in ids])
     axes.flat[0].legend(loc="upper right", fontsize=8)
-    fig.suptitle(title or "per-broker utilisation before and after the plan")
+    gone = [b for b in broker_ids if b not in set(after_ids)]
+    new = [b for b in after_ids if b not in set(broker_ids)]
+    notes = ([f"no bar after: broker(s) {_ids(gone)} (removed)"] if gone else []) + (
+        [f"no bar before: broker(s) {_ids(new)}"] if new else [])
+    fig.suptitle("\n".join([title or "per-broker utilisation before and after the plan", *notes]))
     fig.tight_layout()
     try:
         save_figure(fig, path, flag)
     finally:
         plt.close(fig)
+
+
+def _aligned(util: np.ndarray, measured: list[int], ids: list[int]) -> np.ndarray:
+    """``util`` (one value per broker of ``measured``) laid out over ``ids``; NaN (no bar) where not measured."""
+    at = {b: i for i, b in enumerate(measured)}
+    return np.array([util[at[b]] if b in at else np.nan for b in ids], dtype=float)
+
+
+def _ids(ids: list[int]) -> str:
+    return ",".join(str(b) for b in ids[:10]) + (" ..." if len(ids) > 10 else "")
 
 
 def save_figure(fig: Any, path: str | Path, flag: str = "--plot") -> None:
