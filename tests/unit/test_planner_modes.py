@@ -186,6 +186,8 @@ def test_modes_compose() -> None:
         (Constraints(demote_brokers=frozenset({0, 1, 2}), remove_brokers=frozenset({3})),
          "--demote-brokers leaves no live broker to lead"),
         (Constraints(add_brokers=frozenset({1, 3})), "--add-brokers: broker 3 is down in the snapshot"),
+        (Constraints(remove_brokers=frozenset({2}), leadership_only=True),
+         "--remove-brokers needs replica moves, and --leadership-only allows none"),
     ],
 )
 def test_bad_input_is_one_line_naming_it(c: Constraints, message: str) -> None:

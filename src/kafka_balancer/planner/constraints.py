@@ -111,6 +111,12 @@ class Constraints:
                 f"broker {both[0]} is listed both in --add-brokers and in --remove-brokers",
                 hint="a broker is either being filled or being emptied; drop it from one of the two lists",
             )
+        if self.leadership_only and self.remove_brokers:
+            raise InputError(
+                "--remove-brokers needs replica moves, and --leadership-only allows none",
+                hint="drop --leadership-only to empty the brokers, or use --demote-brokers to move only leadership "
+                "off them",
+            )
         if self.exclude_topics is not None:
             compile_topics(self.exclude_topics)
         if self.max_moves is not None and self.max_moves < 0:
