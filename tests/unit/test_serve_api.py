@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from kafka_balancer.errors import InputError
 from kafka_balancer.serve.api import create_app
-from kafka_balancer.serve.config import ServeConfig
+from kafka_balancer.serve.config import ServeConfig, load_config
 from kafka_balancer.serve.observation import Observation, Replicas
 from kafka_balancer.serve.service import Service
 
@@ -120,6 +121,10 @@ def test_operator_actions_are_dry_runs_by_default(client: TestClient, svc: Servi
     ("/api/rebalance", {"theta": 2}, 422, "theta"),
     ("/api/rebalance", {"eps": -1}, 422, "eps"),
     ("/api/rebalance", [1, 2], 422, "body"),
+    ("/api/rebalance", {"excluded_topics": "pay(ments"}, 400, "excluded_topics"),
+    ("/api/rebalance", {"max_bytes": "1X"}, 400, "max_bytes"),
+    ("/api/rebalance", {"max_moves": -1}, 422, "max_moves"),
+    ("/api/remove-brokers", {"brokers": [4], "max_bytes": "-5G"}, 400, "max_bytes"),
 ])
 def test_bad_bodies_are_4xx_naming_the_field(client: TestClient, path: str, body: object, code: int,
                                              field: str) -> None:
@@ -158,3 +163,55 @@ def test_no_model_yet_is_409_not_500(tmp_path: Path) -> None:
     assert c.get("/api/load").status_code == 409
     assert c.get("/api/proposal").status_code == 409
     assert c.get("/api/state").status_code == 200
+
+
+def _topics(r: dict[str, object]) -> set[str]:
+    return {m["topic"] for m in r["proposal"]["moves"]}  # type: ignore[index,attr-defined]
+
+
+def test_operator_actions_take_excluded_topics_and_budgets(client: TestClient) -> None:
+    # every topic but u may move: the plan moves none of u's partitions, and says what it kept to
+    r = client.post("/api/rebalance", json={"eps": 0.2, "excluded_topics": "u"}, headers=AUTH).json()
+    assert r["proposal"]["partitions"] > 0 and "u" not in _topics(r)
+    assert r["proposal"]["constraints"]["exclude_topics"] == "u"
+    r = client.post("/api/rebalance", json={"excluded_topics": "t|u"}, headers=AUTH).json()
+    assert r["proposal"]["partitions"] == 0
+    assert any("matches every topic" in n for n in r["proposal"]["notes"])
+    # a budget: at most one replica copy
+    r = client.post("/api/rebalance", json={"max_moves": 1}, headers=AUTH).json()
+    assert r["proposal"]["replica_moves"] <= 1 and r["proposal"]["constraints"]["max_moves"] == 1
+    assert any("budget is spent" in n for n in r["proposal"]["notes"])
+    r = client.post("/api/add-brokers", json={"brokers": [3], "max_bytes": "25M"}, headers=AUTH).json()
+    assert 0 < r["proposal"]["bytes"] <= 25e6 and r["proposal"]["constraints"]["add_brokers"] == [3]
+    # a removal wins over an exclusion: u-0 leaves broker 4 all the same, and the plan says so
+    r = client.post("/api/remove-brokers", json={"brokers": [4], "excluded_topics": "u"}, headers=AUTH).json()
+    assert all(4 not in m["to"] for m in r["proposal"]["moves"]) and "u" in _topics(r)
+    assert any("excluded topics had replicas on dead or removed brokers" in n for n in r["proposal"]["notes"])
+    # a demotion leaves the leadership of excluded topics where it is
+    r = client.post("/api/demote-brokers", json={"brokers": [1], "excluded_topics": "t"}, headers=AUTH).json()
+    assert r["proposal"]["partitions"] == 0
+    assert r["proposal"]["notes"] == ["6 partition(s) keep their leader on a demoted broker: their topics are excluded"]
+
+
+def test_the_services_excluded_topics_hold_in_every_plan(tmp_path: Path) -> None:
+    cfg_file = tmp_path / "serve.toml"
+    cfg_file.write_text('bootstrap = "127.0.0.1:1"\n[goals]\nexclude_topics = "u"\n')
+    cfg = load_config(cfg_file, ServeConfig(state_dir=tmp_path / "serve", token=TOKEN,
+                                            capacity={"cpu": 100, "disk": 1e9, "nw_in": 1e6, "nw_out": 1e6}))
+    assert cfg.exclude_topics == "u"
+    s = Service(cfg, model_source="sizes")
+    s.on_round(round_({1, 2, 3, 4}, 1000.0), {("t", p): 10_000_000 * (1 + p) for p in range(12)} |
+               {("u", 0): 1_000_000})
+    c = TestClient(create_app(s, TOKEN), raise_server_exceptions=False)
+    prop = c.get("/api/proposal", params={"eps": 0.2}).json()
+    assert prop["partitions"] > 0 and all(m["topic"] != "u" for m in prop["moves"])
+    r = c.post("/api/add-brokers", json={"brokers": [3]}, headers=AUTH).json()
+    assert "u" not in _topics(r) and r["proposal"]["constraints"]["exclude_topics"] == "u"
+    # a request gives its own pattern instead of the service's
+    r = c.post("/api/rebalance", json={"eps": 0.2, "excluded_topics": "t"}, headers=AUTH).json()
+    assert "t" not in _topics(r)
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[goals]\nexclude_topics = "pay(ments"\n')
+    with pytest.raises(InputError) as e:
+        load_config(bad)
+    assert e.value.message.startswith(f"{bad}: goals.exclude_topics 'pay(ments' is not a valid regular expression")

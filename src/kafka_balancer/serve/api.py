@@ -22,14 +22,31 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kafka_balancer.errors import InputError
+from kafka_balancer.planner.constraints import Constraints
 from kafka_balancer.serve import schemas as sc
 from kafka_balancer.serve.metrics import metrics_text
 from kafka_balancer.serve.service import Conflict, Service
-from kafka_balancer.validate.values import parse_polish
+from kafka_balancer.validate.values import parse_polish, parse_regex, parse_size
 
 
 class Unauthorized(Exception):
     pass
+
+
+def _limits(body: sc.Limits, service: Service) -> Constraints | None:
+    """The request's excluded topics and budgets over the service's (None: the service's alone), each value
+    checked here so that a 400 names its field."""
+    if body.excluded_topics is None and body.max_moves is None and body.max_bytes is None:
+        return None
+    exclude = service.limits().exclude_topics
+    try:
+        if body.excluded_topics is not None:
+            parse_regex(body.excluded_topics, "excluded_topics")
+            exclude = body.excluded_topics
+        nbytes = float(parse_size(body.max_bytes, "max_bytes")) if body.max_bytes is not None else None
+    except InputError as exc:
+        raise InputError(f"{exc.message.split(' ', 1)[0]}: {exc.message}", hint=exc.hint) from None
+    return Constraints(exclude_topics=exclude, max_moves=body.max_moves, max_bytes=nbytes)
 
 
 def _field(loc: Any) -> str:
@@ -141,22 +158,22 @@ def create_app(service: Service, token: str | None, basic: tuple[str, str] | Non
     @app.post("/api/rebalance", response_model=sc.ActionResponse, dependencies=writer, tags=["write"],
               responses=err)
     def post_rebalance(body: sc.RebalanceRequest) -> dict[str, Any]:
-        return service.request("rebalance", [], body.dry_run, body.theta, body.eps)
+        return service.request("rebalance", [], body.dry_run, body.theta, body.eps, _limits(body, service))
 
     @app.post("/api/add-brokers", response_model=sc.ActionResponse, dependencies=writer, tags=["write"],
               responses=err)
     def post_add(body: sc.BrokersRequest) -> dict[str, Any]:
-        return service.request("add_brokers", body.brokers, body.dry_run)
+        return service.request("add_brokers", body.brokers, body.dry_run, limits=_limits(body, service))
 
     @app.post("/api/remove-brokers", response_model=sc.ActionResponse, dependencies=writer, tags=["write"],
               responses=err)
     def post_remove(body: sc.BrokersRequest) -> dict[str, Any]:
-        return service.request("remove_brokers", body.brokers, body.dry_run)
+        return service.request("remove_brokers", body.brokers, body.dry_run, limits=_limits(body, service))
 
     @app.post("/api/demote-brokers", response_model=sc.ActionResponse, dependencies=writer, tags=["write"],
               responses=err)
     def post_demote(body: sc.BrokersRequest) -> dict[str, Any]:
-        return service.request("demote", body.brokers, body.dry_run)
+        return service.request("demote", body.brokers, body.dry_run, limits=_limits(body, service))
 
     @app.post("/api/stop", response_model=sc.SwitchResponse, dependencies=writer, tags=["write"], responses=err)
     def post_stop() -> dict[str, Any]:

@@ -57,6 +57,9 @@ class ServeConfig:
     eps: float = 0.1
     # the planner's goal policy (planner/policy.py); seed 001's two goals by default
     goals: tuple[str, ...] = ("capacity", "distribution")
+    # topics whose partitions never move (a regular expression on whole names), in every plan of the service:
+    # self-healing and operator actions alike (a request may give its own)
+    exclude_topics: str | None = None
     # detectors
     self_healing: frozenset[str] = frozenset()
     grace_s: float = 120.0
@@ -183,6 +186,12 @@ def _apply(cfg: ServeConfig, key: str, v: Any, where: str) -> ServeConfig:
 
             text = ",".join(str(x) for x in v) if isinstance(v, list) else _str(v, k)
             return replace(cfg, goals=tuple(parse_goals(text)))
+        case "exclude_topics" | "goals.exclude_topics":
+            from kafka_balancer.validate.values import parse_regex
+
+            text = _str(v, k)
+            parse_regex(text, k)
+            return replace(cfg, exclude_topics=text)
         case "self_healing" | "healing.self_healing":
             return replace(cfg, self_healing=parse_self_healing(v, k))
         case "grace" | "healing.grace":

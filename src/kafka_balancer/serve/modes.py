@@ -21,11 +21,12 @@ from typing import Any
 
 from kafka_balancer.model.plan_io import Plan, PlanEntry, plan_to_dict
 from kafka_balancer.model.snapshot import DISK, Snapshot
-from kafka_balancer.planner.constraints import Constraints
+from kafka_balancer.planner.constraints import Constraints, compile_topics
 from kafka_balancer.planner.metrics import Metrics, evaluate
 from kafka_balancer.serve.observation import TP, Observation
 from kafka_balancer.validate.values import Polish
 
+NO_LIMITS = Constraints()  # no excluded topics, no budget
 MODES = ("evacuate", "remove_brokers", "add_brokers", "demote", "rebalance", "elect_leaders")
 
 
@@ -64,6 +65,7 @@ class Proposal:
             "leader_moves": int(self.extra.get("leader_moves", 0)),
             "bytes": self.bytes, "balanced_before": self.before.balanced(), "balanced_after": self.after.balanced(),
             "before": self.before.as_dict(), "after": self.after.as_dict(), "notes": list(self.notes),
+            "constraints": self.extra.get("constraints"),
             "moves": moves, "plan": plan_to_dict(self.plan) if len(self.plan) <= moves_shown else None,
         }
 
@@ -118,26 +120,28 @@ def _planner(snap: Snapshot, theta: float, eps: float, time_limit: float, polish
 
 def propose(mode: str, snap: Snapshot, theta: float, eps: float, *, brokers: Sequence[int] = (),
             obs: Observation | None = None, time_limit: float = 60.0, polish: Polish | None = None,
-            goals: tuple[str, ...] | None = None) -> Proposal:
-    """A proposal for ``mode`` on ``snap`` (``brokers``: the ones to evacuate, remove, add or demote)."""
+            goals: tuple[str, ...] | None = None, limits: Constraints = NO_LIMITS) -> Proposal:
+    """A proposal for ``mode`` on ``snap`` (``brokers``: the ones to evacuate, remove, add or demote).
+    ``limits``: excluded topics and budgets (``exclude_topics``, ``max_moves``, ``max_bytes``), as the
+    ``plan`` flags; the mode's brokers are added to them."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
     before = evaluate(snap, theta, eps)
     if mode == "elect_leaders":
         return _elect(snap, theta, eps, obs, before)
     if mode == "demote":
-        return _demote(snap, theta, eps, brokers, obs, before)
+        return _demote(snap, theta, eps, brokers, obs, before, limits.exclude_topics)
     work = snap
     chosen = frozenset(int(b) for b in brokers)
-    c: Constraints | None = None
+    c: Constraints | None = None if limits.default else limits
     if mode in ("evacuate", "remove_brokers"):
         work = _with_dead(snap, brokers)  # the planner's dead-broker step moves every replica off them
     # an evacuation needs no constraint: the planner heals (a dead broker's replicas are copied and nothing
     # else, while partitions are under-replicated; the goal detector balances the rest once they are in sync)
     if mode == "remove_brokers":
-        c = Constraints(remove_brokers=chosen)
+        c = replace(limits, remove_brokers=chosen)
     elif mode == "add_brokers":
-        c = Constraints(add_brokers=chosen)
+        c = replace(limits, add_brokers=chosen)
     res = _planner(work, theta, eps, time_limit, polish, c, goals)
     notes = tuple(res.warnings) + tuple(res.infeasible) + tuple(res.unresolved) + tuple(res.remaining)
     nbytes, current = entry_bytes(snap, res.plan)
@@ -148,8 +152,10 @@ def propose(mode: str, snap: Snapshot, theta: float, eps: float, *, brokers: Seq
 
 
 def _demote(snap: Snapshot, theta: float, eps: float, brokers: Sequence[int], obs: Observation | None,
-            before: Metrics) -> Proposal:
+            before: Metrics, exclude_topics: str | None = None) -> Proposal:
     gone = set(brokers)
+    excluded = compile_topics(exclude_topics) if exclude_topics is not None else None
+    kept = 0  # partitions of excluded topics that keep their leader on a demoted broker
     ids = snap.broker_ids
     entries = []
     rep = snap.replicas.copy()
@@ -160,6 +166,9 @@ def _demote(snap: Snapshot, theta: float, eps: float, brokers: Sequence[int], ob
         if not row or row[0] not in gone:
             continue
         tp = (snap.topics[int(snap.topic_idx[p])], int(snap.partition[p]))
+        if excluded is not None and excluded.fullmatch(tp[0]):
+            kept += 1
+            continue
         isr = set(obs.partitions[tp].isr) if obs is not None and tp in obs.partitions else set(row)
         cand = [b for b in row if b not in gone and b in isr and snap.alive[pos[b]]]
         if not cand:
@@ -170,8 +179,11 @@ def _demote(snap: Snapshot, theta: float, eps: float, brokers: Sequence[int], ob
         ldr[p] = pos[cand[0]]
     plan = Plan(tuple(entries))
     after = evaluate(snap, theta, eps, rep, ldr)
-    return Proposal("demote", plan, tuple(0.0 for _ in entries), before, after, tuple(brokers), (),
-                    {"replica_moves": 0, "leader_moves": len(entries)}, entry_bytes(snap, plan)[1])
+    notes = (f"{kept} partition(s) keep their leader on a demoted broker: their topics are excluded",) if kept else ()
+    return Proposal("demote", plan, tuple(0.0 for _ in entries), before, after, tuple(brokers), notes,
+                    {"replica_moves": 0, "leader_moves": len(entries),
+                     "constraints": {"exclude_topics": exclude_topics} if exclude_topics is not None else None},
+                    entry_bytes(snap, plan)[1])
 
 
 def _elect(snap: Snapshot, theta: float, eps: float, obs: Observation | None, before: Metrics) -> Proposal:

@@ -12,13 +12,25 @@ class Strict(BaseModel):
 
 
 # ---- requests --------------------------------------------------------------------------------
-class RebalanceRequest(Strict):
+class Limits(Strict):
+    """What a plan keeps to besides its goals, as the `plan` flags of the same names."""
+
+    excluded_topics: str | None = Field(
+        None, min_length=1, max_length=4096,
+        description="regular expression on whole topic names: those partitions never move, not even their "
+        "leadership, and their load still counts (default: the service's exclude_topics)")
+    max_moves: int | None = Field(None, ge=0, le=100_000_000, description="at most this many replica copies")
+    max_bytes: str | None = Field(None, min_length=1, max_length=32,
+                                  description="at most this many bytes copied, a size such as 500G")
+
+
+class RebalanceRequest(Limits):
     dry_run: bool = Field(True, description="only propose (default); false executes the plan")
     theta: float | None = Field(None, gt=0, le=1, description="capacity goal θ (default: the service's)")
     eps: float | None = Field(None, gt=0, le=10, description="distribution goal ε (default: the service's)")
 
 
-class BrokersRequest(Strict):
+class BrokersRequest(Limits):
     brokers: list[int] = Field(..., min_length=1, max_length=10_000, description="Kafka broker ids")
     dry_run: bool = Field(True, description="only propose (default); false executes the plan")
 
@@ -136,6 +148,8 @@ class ProposalBody(BaseModel):
     notes: list[str]
     moves: list[Move]
     plan: dict[str, Any] | None = None
+    constraints: dict[str, Any] | None = Field(
+        None, description="what the plan kept to: the mode's brokers, excluded topics and budgets (null: none)")
 
 
 class ActionResponse(BaseModel):

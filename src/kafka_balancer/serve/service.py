@@ -25,6 +25,7 @@ from typing import Any
 from kafka_balancer.errors import BalancerError, InputError
 from kafka_balancer.executor.runner import ExecOptions
 from kafka_balancer.model.snapshot import RESOURCES, Snapshot
+from kafka_balancer.planner.constraints import Constraints
 from kafka_balancer.planner.metrics import Metrics
 from kafka_balancer.serve import guards
 from kafka_balancer.serve.anomaly import Anomaly, AnomalyState, Finding
@@ -397,7 +398,7 @@ class Service:
             brokers = tuple(sorted(int(a.evidence.get("broker", -1)) for a in group if "broker" in a.evidence))
             snap, obs = self.model.snap, self.obs
         proposal = propose(mode, snap, self.cfg.theta, self.cfg.eps, brokers=brokers, obs=obs,
-                           time_limit=self.cfg.plan_time_limit_s, goals=self.cfg.goals)
+                           time_limit=self.cfg.plan_time_limit_s, goals=self.cfg.goals, limits=self.limits())
         with self.lock:
             now = time.time()
             group = [self.book.get(a.id) for a in group]
@@ -486,32 +487,40 @@ class Service:
             if mode in ("add_brokers", "demote") and b not in alive:
                 raise InputError(f"brokers: broker {b} is not alive")
 
+    def limits(self) -> Constraints:
+        """What every plan of the service keeps to unless a request says otherwise: the excluded topics."""
+        return Constraints(exclude_topics=self.cfg.exclude_topics)
+
     def proposal(self, mode: str = "rebalance", brokers: tuple[int, ...] = (), theta: float | None = None,
-                 eps: float | None = None, polish: Polish | None = None) -> tuple[Proposal, Snapshot]:
-        """A dry-run proposal on the current model (cached until the model changes)."""
+                 eps: float | None = None, polish: Polish | None = None,
+                 limits: Constraints | None = None) -> tuple[Proposal, Snapshot]:
+        """A dry-run proposal on the current model (cached until the model changes). ``limits``: excluded
+        topics and budgets (:meth:`limits` when None)."""
         with self.lock:
             snap, obs, fp = self.model.snap, self.obs, self.model.fingerprint
         if snap is None:
             raise Conflict("no model yet: the first sampling round has not completed")
         th = self.cfg.theta if theta is None else theta
         ep = self.cfg.eps if eps is None else eps
-        key = (fp, mode, brokers, th, ep, polish)
+        lim = self.limits() if limits is None else limits
+        key = (fp, mode, brokers, th, ep, polish, lim)
         with self._proposal_lock:
             hit = self._proposal_cache.get(key)
             if hit is not None:
                 return hit
             p = propose(mode, snap, th, ep, brokers=brokers, obs=obs, time_limit=self.cfg.plan_time_limit_s,
-                        polish=polish, goals=self.cfg.goals)
+                        polish=polish, goals=self.cfg.goals, limits=lim)
             if len(self._proposal_cache) > 32:
                 self._proposal_cache.clear()
             self._proposal_cache[key] = (p, snap)
             return p, snap
 
     def request(self, mode: str, brokers: list[int], dry_run: bool, theta: float | None = None,
-                eps: float | None = None) -> dict[str, Any]:
-        """An operator's rebalance / add / remove / demote: a proposal, executed unless ``dry_run``."""
+                eps: float | None = None, limits: Constraints | None = None) -> dict[str, Any]:
+        """An operator's rebalance / add / remove / demote: a proposal, executed unless ``dry_run``.
+        ``limits``: the request's excluded topics and budgets (the service's :meth:`limits` when None)."""
         self.check_brokers(mode, brokers)
-        p, snap = self.proposal(mode, tuple(sorted(brokers)), theta, eps)
+        p, snap = self.proposal(mode, tuple(sorted(brokers)), theta, eps, limits=limits)
         out: dict[str, Any] = {"dry_run": dry_run, "proposal": p.summary(snap), "execution": None}
         if dry_run:
             return out
