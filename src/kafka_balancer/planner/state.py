@@ -117,6 +117,7 @@ class State:
         self.theta = theta
         self.replica_moves = 0
         self.leader_moves = 0
+        self.changes = 0  # every replica or leadership move, undos included; never reset (count goals' caches)
         self.journal: list[Change] | None = None  # when a list, every change is appended to it (step_log.py)
 
     def adopt(self, replicas: np.ndarray, leader: np.ndarray) -> None:
@@ -423,8 +424,7 @@ class State:
             return False
         if not self.guards:
             return True
-        parts, dests = np.array([p]), np.array([dst])
-        return all(bool(g.replica_ok(self, parts, src, dests)[0, 0]) for g in self.guards)
+        return all(g.replica_ok_one(self, p, src, dst) for g in self.guards)
 
     def leader_ok(self, p: int, dst: int) -> bool:
         """May leadership of ``p`` move to ``dst`` (one of its replicas)?"""
@@ -515,6 +515,7 @@ class State:
         self._member_roles.pop(src, None)
         self._member_roles.pop(dst, None)
         self.replica_moves += 1
+        self.changes += 1
         self.byte_budget -= float(self.disk_bytes[p])
         if self.journal is not None:
             self.journal.append((0, p, src, dst))
@@ -545,6 +546,7 @@ class State:
         if self._hot_part[p]:
             self._pin_cache = None
         self.leader_moves += 1
+        self.changes += 1
         if self.journal is not None:
             self.journal.append((1, p, src, dst))
 

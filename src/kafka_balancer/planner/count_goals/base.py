@@ -27,6 +27,13 @@ def _dev_cost(st: State, load: np.ndarray, cap: np.ndarray) -> np.ndarray:
     return (np.where(t > 0, (load / cap - t) / safe, 0.0) ** 2).sum(axis=-1)
 
 
+def _step_delta(count: int, lo: float, hi: float, step: int) -> int:
+    """:func:`_band_delta` of one count, in Python scalars (the per-move checks call it one pair at a time)."""
+    if step > 0:
+        return -1 if count < lo else (1 if count >= hi else 0)
+    return -1 if count > hi else (1 if count <= lo else 0)
+
+
 def _band_delta(count: np.ndarray, lo: float, hi: float, step: int) -> np.ndarray:
     """Change of ``max(0, c - hi) + max(0, lo - c)`` when ``c`` changes by ``step`` (±1)."""
     if step > 0:
@@ -50,6 +57,11 @@ class CountGoal:
     def replica_ok(self, st: State, parts: np.ndarray, src: int, dests: np.ndarray) -> np.ndarray:
         return np.ones((parts.size, dests.size), dtype=bool)
 
+    def replica_ok_one(self, st: State, p: int, src: int, dst: int) -> bool:
+        """:meth:`replica_ok` of one partition and one destination (goals override it with scalar arithmetic:
+        the hard-constraint checks call it for every candidate pair)."""
+        return bool(self.replica_ok(st, np.array([p]), src, np.array([dst]))[0, 0])
+
     def leader_ok(self, st: State, p: int, src: int, dst: int) -> bool:
         return True
 
@@ -67,6 +79,7 @@ class _BrokerCountGoal(CountGoal):
     take part (live brokers; for leaders, those that may lead)."""
 
     share: ClassVar[float] = 0.02
+    _band_cache: tuple[State, int, tuple[float, float]] | None = None
 
     def counts(self, st: State) -> np.ndarray:
         raise NotImplementedError
@@ -75,10 +88,16 @@ class _BrokerCountGoal(CountGoal):
         return st.alive
 
     def band(self, st: State) -> tuple[float, float]:
+        """(lo, hi) of the counts, kept until a move changes ``st`` (the per-move checks read it often)."""
+        hit = self._band_cache
+        if hit is not None and hit[0] is st and hit[1] == st.changes:
+            return hit[2]
         c = self.counts(st)[self.members(st)]
         m = float(c.mean()) if c.size else 0.0
         tol = max(1.0, self.share * m)
-        return math.floor(m - tol), math.ceil(m + tol)
+        band = (math.floor(m - tol), math.ceil(m + tol))
+        self._band_cache = (st, st.changes, band)
+        return band
 
     def violation(self, st: State) -> float:
         lo, hi = self.band(st)

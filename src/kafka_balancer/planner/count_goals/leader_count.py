@@ -15,6 +15,7 @@ from kafka_balancer.planner.count_goals.base import (
     _band_delta,
     _BrokerCountGoal,
     _dev_cost,
+    _step_delta,
 )
 from kafka_balancer.planner.state import State
 
@@ -36,11 +37,16 @@ class LeaderCountGoal(_BrokerCountGoal):
         d = _band_delta(st.lcount[dests], lo, hi, +1) + int(_band_delta(st.lcount[src : src + 1], lo, hi, -1)[0])
         return ~lead[:, None] | (d <= 0)[None, :]
 
+    def replica_ok_one(self, st: State, p: int, src: int, dst: int) -> bool:
+        if st.ldr[p] != src:
+            return True
+        return self.leader_ok(st, p, src, dst)
+
     def leader_ok(self, st: State, p: int, src: int, dst: int) -> bool:
         lo, hi = self.band(st)
-        d = int(_band_delta(st.lcount[dst : dst + 1], lo, hi, +1)[0])
+        d = _step_delta(int(st.lcount[dst]), lo, hi, +1)
         if src >= 0:
-            d += int(_band_delta(st.lcount[src : src + 1], lo, hi, -1)[0])
+            d += _step_delta(int(st.lcount[src]), lo, hi, -1)
         return d <= 0
 
     def improve(self, st: State, budget: Budget, resource_guard: bool) -> int:

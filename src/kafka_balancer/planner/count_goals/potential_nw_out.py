@@ -51,6 +51,14 @@ class PotentialNwOutGoal(CountGoal):
         shrink = np.maximum(0.0, s0 - self.theta) - np.maximum(0.0, s1 - self.theta)
         return grow <= shrink[:, None] + 1e-12
 
+    def replica_ok_one(self, st: State, p: int, src: int, dst: int) -> bool:
+        lead = float(st.L[p, NW_OUT])
+        cap, pot = float(st.cap[dst, NW_OUT]), float(st.potential[dst])
+        grow = max(0.0, (pot + lead) / cap - self.theta) - max(0.0, pot / cap - self.theta)
+        cap_s, pot_s = float(st.cap[src, NW_OUT]), float(st.potential[src])
+        shrink = max(0.0, pot_s / cap_s - self.theta) - max(0.0, (pot_s - lead) / cap_s - self.theta)
+        return grow <= shrink + 1e-12
+
     def improve(self, st: State, budget: Budget, resource_guard: bool) -> int:
         return _swap_loop(st, budget, resource_guard, self._pick, self._gain)
 

@@ -14,6 +14,7 @@ from kafka_balancer.planner.count_goals.base import (
     _band_delta,
     _BrokerCountGoal,
     _dev_cost,
+    _step_delta,
 )
 from kafka_balancer.planner.state import State
 
@@ -34,6 +35,10 @@ class ReplicaCountGoal(_BrokerCountGoal):
         lo, hi = self.band(st)
         d = _band_delta(st.rcount[dests], lo, hi, +1) + int(_band_delta(st.rcount[src : src + 1], lo, hi, -1)[0])
         return np.broadcast_to((d <= 0)[None, :], (parts.size, dests.size))
+
+    def replica_ok_one(self, st: State, p: int, src: int, dst: int) -> bool:
+        lo, hi = self.band(st)
+        return _step_delta(int(st.rcount[dst]), lo, hi, +1) + _step_delta(int(st.rcount[src]), lo, hi, -1) <= 0
 
     def improve(self, st: State, budget: Budget, resource_guard: bool) -> int:
         moves = 0

@@ -49,6 +49,15 @@ class TopicSpreadGoal(CountGoal):
         down = np.where(cs > hi[t], -1, np.where(cs <= lo[t], 1, 0))
         return np.asarray(up + down[:, None] <= 0)
 
+    def replica_ok_one(self, st: State, p: int, src: int, dst: int) -> bool:
+        lo, hi = self._bands(st)
+        t = int(st.snap.topic_idx[p])
+        lo_t, hi_t = float(lo[t]), float(hi[t])
+        cd, cs = int(st.topic_count[t, dst]), int(st.topic_count[t, src])
+        up = -1 if cd < lo_t else (1 if cd >= hi_t else 0)
+        down = -1 if cs > hi_t else (1 if cs <= lo_t else 0)
+        return up + down <= 0
+
     def improve(self, st: State, budget: Budget, resource_guard: bool) -> int:
         return _swap_loop(st, budget, resource_guard, self._pick, self._gain)
 
