@@ -99,15 +99,19 @@ class SpreadGoal:
 
     group_of: IntArr  # broker position -> group index, -1 = unknown
     active: bool = field(init=False)
+    _groups: list[int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "active", bool((self.group_of >= 0).any()))
+        # the same as Python ints: the one-pair checks below read a few entries per call
+        object.__setattr__(self, "_groups", [int(x) for x in self.group_of.tolist()])
 
     def allowed_destinations(self, replicas: IntArr, src: int) -> IntArr | None:
         """Groups a replica leaving ``src`` may *not* go to, or None when any group is fine."""
-        g = self.group_of
-        before = {int(g[b]) for b in replicas if b >= 0}
-        rest = {int(g[b]) for b in replicas if b >= 0 and b != src}
+        g = self._groups
+        members = [b for b in replicas.tolist() if b >= 0]
+        before = {g[b] for b in members}
+        rest = {g[b] for b in members if b != src}
         if len(rest) >= len(before):
             return None
         return np.fromiter(rest, dtype=np.int32)
@@ -119,12 +123,12 @@ class SpreadGoal:
         return ~np.isin(self.group_of, banned)
 
     def ok(self, replicas: IntArr, src: int, dst: int) -> bool:
-        g = self.group_of
-        members = [int(b) for b in replicas if b >= 0]
-        rest = {int(g[b]) for b in members if b != src}
-        if len(rest) >= len({int(g[b]) for b in members}):
+        g = self._groups
+        members = [b for b in replicas.tolist() if b >= 0]
+        rest = {g[b] for b in members if b != src}
+        if len(rest) >= len({g[b] for b in members}):
             return True
-        return int(g[dst]) not in rest
+        return g[dst] not in rest
 
 
 class RackSpreadGoal(SpreadGoal):
