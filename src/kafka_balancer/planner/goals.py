@@ -106,15 +106,18 @@ class SpreadGoal:
         # the same as Python ints: the one-pair checks below read a few entries per call
         object.__setattr__(self, "_groups", [int(x) for x in self.group_of.tolist()])
 
-    def allowed_destinations(self, replicas: IntArr, src: int) -> IntArr | None:
-        """Groups a replica leaving ``src`` may *not* go to, or None when any group is fine."""
+    def _banned(self, replicas: IntArr, src: int) -> set[int] | None:
+        """The groups the partition's other replicas span when its replica on ``src`` is the only one in its
+        group (a move must then reach a new group), or None when any group is fine."""
         g = self._groups
         members = [b for b in replicas.tolist() if b >= 0]
-        before = {g[b] for b in members}
         rest = {g[b] for b in members if b != src}
-        if len(rest) >= len(before):
-            return None
-        return np.fromiter(rest, dtype=np.int32)
+        return None if len(rest) >= len({g[b] for b in members}) else rest
+
+    def allowed_destinations(self, replicas: IntArr, src: int) -> IntArr | None:
+        """Groups a replica leaving ``src`` may *not* go to, or None when any group is fine."""
+        banned = self._banned(replicas, src)
+        return None if banned is None else np.fromiter(banned, dtype=np.int32)
 
     def dest_mask(self, replicas: IntArr, src: int) -> np.ndarray | None:
         banned = self.allowed_destinations(replicas, src)
@@ -123,12 +126,8 @@ class SpreadGoal:
         return ~np.isin(self.group_of, banned)
 
     def ok(self, replicas: IntArr, src: int, dst: int) -> bool:
-        g = self._groups
-        members = [b for b in replicas.tolist() if b >= 0]
-        rest = {g[b] for b in members if b != src}
-        if len(rest) >= len({g[b] for b in members}):
-            return True
-        return g[dst] not in rest
+        banned = self._banned(replicas, src)
+        return banned is None or self._groups[dst] not in banned
 
 
 class RackSpreadGoal(SpreadGoal):

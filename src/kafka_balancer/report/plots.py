@@ -27,7 +27,10 @@ def utilisation_before_after(
     (a plan that removes brokers measures the ones that stay): bars are matched by broker id, and a broker
     measured on one side only has no bar on the other, which the figure names."""
     after_ids = broker_ids if after_ids is None else after_ids
-    ids = broker_ids + [b for b in after_ids if b not in set(broker_ids)]
+    before_set, after_set = set(broker_ids), set(after_ids)
+    gone = [b for b in broker_ids if b not in after_set]
+    new = [b for b in after_ids if b not in before_set]
+    ids = broker_ids + new
     x = np.arange(len(ids))
     fig, axes = plt.subplots(2, 2, figsize=(12, 7), sharex=True)
     for ax, res in zip(axes.flat, RESOURCES, strict=True):
@@ -41,8 +44,6 @@ def utilisation_before_after(
         if len(ids) <= 24:
             ax.set_xticks(x, [str(i) for i in ids])
     axes.flat[0].legend(loc="upper right", fontsize=8)
-    gone = [b for b in broker_ids if b not in set(after_ids)]
-    new = [b for b in after_ids if b not in set(broker_ids)]
     notes = ([f"no bar after: broker(s) {_ids(gone)} (removed)"] if gone else []) + (
         [f"no bar before: broker(s) {_ids(new)}"] if new else [])
     fig.suptitle("\n".join([title or "per-broker utilisation before and after the plan", *notes]))

@@ -12,8 +12,9 @@ from __future__ import annotations
 import base64
 import binascii
 import secrets
+from collections.abc import Callable
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -28,9 +29,19 @@ from kafka_balancer.serve.metrics import metrics_text
 from kafka_balancer.serve.service import Conflict, Service
 from kafka_balancer.validate.values import parse_polish, parse_regex, parse_size
 
+T = TypeVar("T")
+
 
 class Unauthorized(Exception):
     pass
+
+
+def _parsed(name: str, parse: Callable[[str, str], T], text: str) -> T:
+    """``parse(text, name)``, its InputError led by the field's name (every 400 of this API names it first)."""
+    try:
+        return parse(text, name)
+    except InputError as exc:
+        raise InputError(f"{name}: {exc.message}", hint=exc.hint) from None
 
 
 def _limits(body: sc.Limits, service: Service) -> Constraints | None:
@@ -39,13 +50,10 @@ def _limits(body: sc.Limits, service: Service) -> Constraints | None:
     if body.excluded_topics is None and body.max_moves is None and body.max_bytes is None:
         return None
     exclude = service.limits().exclude_topics
-    try:
-        if body.excluded_topics is not None:
-            parse_regex(body.excluded_topics, "excluded_topics")
-            exclude = body.excluded_topics
-        nbytes = float(parse_size(body.max_bytes, "max_bytes")) if body.max_bytes is not None else None
-    except InputError as exc:
-        raise InputError(f"{exc.message.split(' ', 1)[0]}: {exc.message}", hint=exc.hint) from None
+    if body.excluded_topics is not None:
+        _parsed("excluded_topics", parse_regex, body.excluded_topics)
+        exclude = body.excluded_topics
+    nbytes = float(_parsed("max_bytes", parse_size, body.max_bytes)) if body.max_bytes is not None else None
     return Constraints(exclude_topics=exclude, max_moves=body.max_moves, max_bytes=nbytes)
 
 
@@ -131,12 +139,7 @@ def create_app(service: Service, token: str | None, basic: tuple[str, str] | Non
                                    "share of the byte bound (1.5; 0: none) or a size (300G)"),
         moves: int = Query(200, ge=0, le=100_000, description="moves listed at most"),
     ) -> Response:
-        allowance = None
-        if polish is not None:
-            try:
-                allowance = parse_polish(polish, "polish")
-            except InputError as exc:  # the field first, as every 400 of this API
-                raise InputError(f"polish: {exc.message}", hint=exc.hint) from None
+        allowance = _parsed("polish", parse_polish, polish) if polish is not None else None
         return Response(service.proposal_json(theta, eps, allowance, moves), media_type="application/json")
 
     @app.get("/api/anomalies", response_model=sc.AnomaliesResponse, tags=["read"])
