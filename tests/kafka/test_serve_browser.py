@@ -1,7 +1,8 @@
 """The dashboard in a real browser: Debian's Chromium, headless, driven by Selenium (chromium-driver).
 
 The page loads with no console errors, the numbers it shows equal the API's, pause and resume work from
-the page, and a screenshot is kept in out/serve-dashboard.png.
+the page, the plan form proposes what the write API proposes (and shows its one-line errors, and asks before
+it executes), and a screenshot is kept in out/serve-dashboard.png.
 """
 
 from __future__ import annotations
@@ -63,6 +64,96 @@ def text(drv: Any, key: str) -> str:
     return str(drv.find_element(By.CSS_SELECTOR, f'[data-k="{key}"]').text)
 
 
+def post(url: str, body: dict[str, Any]) -> Any:
+    req = urllib.request.Request(url, data=orjson.dumps(body), method="POST",
+                                 headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return orjson.loads(r.read())
+
+
+def fill(drv: Any, **values: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    for name, v in values.items():
+        if name == "mode":
+            Select(drv.find_element(By.ID, "ask-mode")).select_by_value(v)
+            continue
+        box = drv.find_element(By.ID, f"ask-{name.replace('_', '-')}")
+        box.clear()
+        if v:
+            box.send_keys(v)
+
+
+def submitted(drv: Any, want: str) -> str:
+    """Press Propose and wait for the form's message to leave "planning…"; return it (``want``: its class)."""
+    from selenium.webdriver.common.by import By
+
+    drv.execute_script("document.getElementById('ask-msg').textContent = ''")
+    drv.find_element(By.ID, "ask-propose").click()
+    deadline = time.monotonic() + 60
+    while True:
+        msg = drv.find_element(By.ID, "ask-msg")
+        if msg.text and msg.text != "planning…":
+            assert msg.get_attribute("class") == want, msg.text
+            return str(msg.text)
+        assert time.monotonic() < deadline, "the plan form got no answer within 60 s"
+        time.sleep(0.2)
+
+
+def ask_form(drv: Any, url: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    # rebalance takes no broker ids
+    fill(drv, mode="rebalance")
+    assert not drv.find_element(By.ID, "ask-brokers").is_enabled()
+    # remove broker 2: the page shows what the API proposes for the same request, and nothing lands on 2
+    fill(drv, mode="remove-brokers", brokers="2", exclude="", max_moves="", max_bytes="")
+    assert submitted(drv, "ask-msg") == "proposed (dry run): nothing was changed"
+    api = post(url + "/api/remove-brokers", {"brokers": [2], "dry_run": True})["proposal"]
+    assert api["partitions"] > 0
+    assert text(drv, "ask-partitions") == str(api["partitions"])
+    assert text(drv, "ask-mb") == f"{api['bytes'] / 1e6:.1f}"
+    for r in ("cpu", "disk", "nw_in", "nw_out"):
+        assert text(drv, f"ask-after-{r}") == f"{api['after'][r]['sigma']:.4f}", r
+    assert "remove brokers 2" in text(drv, "ask-constraints")
+    rows = drv.find_elements(By.CSS_SELECTOR, '[data-k="ask-moves"] tr')[1:]
+    assert rows and all("2" not in r.find_elements(By.TAG_NAME, "td")[2].text.strip("[]").split(",") for r in rows)
+    # Execute asks first; dismissed, no execution starts
+    before = get(url + "/api/executions")["executions"]
+    execute = drv.find_element(By.ID, "ask-execute")
+    assert execute.is_enabled()
+    execute.click()
+    alert = drv.switch_to.alert
+    assert f"{api['partitions']} partitions" in alert.text
+    alert.dismiss()
+    time.sleep(1.0)
+    assert get(url + "/api/executions")["executions"] == before
+    # a changed form must be proposed again before it can run; a budget below what the removal needs is
+    # refused in the API's words (max_moves, not the CLI's --max-moves)
+    fill(drv, max_moves="1")
+    assert not execute.is_enabled()
+    assert submitted(drv, "ask-msg error").startswith("max_moves 1 is below the ")
+    # a rebalance within one move: the page says what the plan kept to
+    fill(drv, mode="rebalance")
+    submitted(drv, "ask-msg")
+    assert "at most 1 replica moves" in text(drv, "ask-constraints")
+    assert int(text(drv, "ask-partitions")) <= 1
+    fill(drv, mode="remove-brokers", max_moves="")
+    # bad input: the API's one line, naming the field, and no stale proposal beside it
+    fill(drv, max_moves="", exclude="(")
+    assert submitted(drv, "ask-msg error").startswith("excluded_topics:")
+    assert drv.find_elements(By.CSS_SELECTOR, '[data-k="ask-partitions"]') == []
+    fill(drv, exclude="", brokers="99")
+    assert "broker 99 is not part of the cluster" in submitted(drv, "ask-msg error")
+    fill(drv, brokers="two")
+    assert submitted(drv, "ask-msg error").startswith("brokers.0:")
+    fill(drv, brokers="2", max_bytes="lots")
+    assert submitted(drv, "ask-msg error").startswith("max_bytes:")
+    fill(drv, max_bytes="")  # the screenshot shows a proposal
+    submitted(drv, "ask-msg")
+
+
 def test_dashboard_in_chromium(service: Started, tmp_path: Path) -> None:
     why = browser_missing()
     if why:
@@ -93,11 +184,17 @@ def test_dashboard_in_chromium(service: Started, tmp_path: Path) -> None:
         assert text(drv, "partitions") == str(state["partitions"])
         assert text(drv, "proposal-partitions") == str(prop["partitions"])
         assert text(drv, "proposal-mb") == f"{prop['bytes'] / 1e6:.1f}"
-        rows = drv.find_elements(By.CSS_SELECTOR, "#anomalies tbody tr")
-        api_an = get(url + "/api/anomalies?limit=40")["anomalies"]
-        assert len(rows) == len(api_an) > 0
-        for a in api_an:
-            assert text(drv, f"anomaly-state-{a['id']}") == a["state"]
+        # anomalies change state as the service runs: the page must show the API's states as of one poll
+        deadline = time.monotonic() + 20
+        while True:
+            api_an = get(url + "/api/anomalies?limit=40")["anomalies"]
+            shown = {a["id"]: text(drv, f"anomaly-state-{a['id']}")
+                     for a in api_an if drv.find_elements(By.CSS_SELECTOR, f'[data-k="anomaly-state-{a["id"]}"]')}
+            rows = drv.find_elements(By.CSS_SELECTOR, "#anomalies tbody tr")
+            if len(rows) == len(api_an) > 0 and shown == {a["id"]: a["state"] for a in api_an}:
+                break
+            assert time.monotonic() < deadline, (shown, api_an)
+            time.sleep(0.5)
 
         # pause and resume from the page, with the token typed in
         drv.find_element(By.ID, "token").send_keys(TOKEN)
@@ -113,10 +210,16 @@ def test_dashboard_in_chromium(service: Started, tmp_path: Path) -> None:
             assert time.monotonic() < deadline, "resume from the page did not take"
             time.sleep(0.3)
 
-        OUT.mkdir(exist_ok=True)
-        drv.set_window_size(1400, min(4000, int(drv.execute_script("return document.body.scrollHeight")) + 40))
-        drv.save_screenshot(str(OUT / "serve-dashboard.png"))
         errors = [e for e in drv.get_log("browser") if e.get("level") == "SEVERE"]
+        assert errors == [], errors
+
+        ask_form(drv, url)
+        OUT.mkdir(exist_ok=True)
+        drv.set_window_size(1400, min(4000, int(drv.execute_script("return document.body.scrollHeight")) + 200))
+        drv.save_screenshot(str(OUT / "serve-dashboard.png"))
+        # the form's deliberate bad requests log their 4xx; nothing else may
+        errors = [e for e in drv.get_log("browser") if e.get("level") == "SEVERE" and not (
+            e.get("source") == "network" and "/api/" in e["message"] and "status of 4" in e["message"])]
         assert errors == [], errors
     finally:
         drv.quit()

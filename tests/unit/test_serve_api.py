@@ -125,6 +125,8 @@ def test_operator_actions_are_dry_runs_by_default(client: TestClient, svc: Servi
     ("/api/rebalance", {"max_bytes": "1X"}, 400, "max_bytes"),
     ("/api/rebalance", {"max_moves": -1}, 422, "max_moves"),
     ("/api/remove-brokers", {"brokers": [4], "max_bytes": "-5G"}, 400, "max_bytes"),
+    ("/api/remove-brokers", {"brokers": [4], "max_moves": 0}, 400, "max_moves"),
+    ("/api/remove-brokers", {"brokers": [1], "max_bytes": "1M"}, 400, "max_bytes"),
 ])
 def test_bad_bodies_are_4xx_naming_the_field(client: TestClient, path: str, body: object, code: int,
                                              field: str) -> None:
@@ -132,6 +134,7 @@ def test_bad_bodies_are_4xx_naming_the_field(client: TestClient, path: str, body
     assert r.status_code == code, r.text
     assert r.json()["field"] == field and field in r.json()["error"]
     assert "Traceback" not in r.text
+    assert "--" not in r.text, "the API speaks of its fields, not of the plan command's flags"
 
 
 def test_malformed_json_and_bad_queries(client: TestClient) -> None:
@@ -176,7 +179,7 @@ def test_operator_actions_take_excluded_topics_and_budgets(client: TestClient) -
     assert r["proposal"]["constraints"]["exclude_topics"] == "u"
     r = client.post("/api/rebalance", json={"excluded_topics": "t|u"}, headers=AUTH).json()
     assert r["proposal"]["partitions"] == 0
-    assert any("matches every topic" in n for n in r["proposal"]["notes"])
+    assert any(n.startswith("excluded_topics /t|u/ matches every topic") for n in r["proposal"]["notes"])
     # a budget: at most one replica copy
     r = client.post("/api/rebalance", json={"max_moves": 1}, headers=AUTH).json()
     assert r["proposal"]["replica_moves"] <= 1 and r["proposal"]["constraints"]["max_moves"] == 1

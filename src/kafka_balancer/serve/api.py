@@ -27,9 +27,12 @@ from kafka_balancer.planner.constraints import Constraints
 from kafka_balancer.serve import schemas as sc
 from kafka_balancer.serve.metrics import metrics_text
 from kafka_balancer.serve.service import Conflict, Service
+from kafka_balancer.serve.wording import api_words, field_of
 from kafka_balancer.validate.values import parse_polish, parse_regex, parse_size
 
 T = TypeVar("T")
+# the names a 400 may lead with: the request bodies' fields and the proposal's query parameters
+_FIELDS = frozenset({*sc.RebalanceRequest.model_fields, *sc.BrokersRequest.model_fields, "polish"})
 
 
 class Unauthorized(Exception):
@@ -103,12 +106,14 @@ def create_app(service: Service, token: str | None, basic: tuple[str, str] | Non
 
     @app.exception_handler(InputError)
     def _input(_r: Request, exc: InputError) -> JSONResponse:
-        field = exc.message.split(":", 1)[0] if ":" in exc.message else None
-        return JSONResponse({"error": exc.message, "field": field, "hint": exc.hint}, status_code=400)
+        message = api_words(exc.message)
+        return JSONResponse({"error": message, "field": field_of(message, _FIELDS),
+                             "hint": api_words(exc.hint) if exc.hint else None}, status_code=400)
 
     @app.exception_handler(Conflict)
     def _conflict(_r: Request, exc: Conflict) -> JSONResponse:
-        return JSONResponse({"error": exc.message, "field": None, "hint": exc.hint}, status_code=409)
+        return JSONResponse({"error": api_words(exc.message), "field": None,
+                             "hint": api_words(exc.hint) if exc.hint else None}, status_code=409)
 
     @app.exception_handler(StarletteHTTPException)
     def _http(_r: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -24,6 +24,7 @@ from kafka_balancer.model.snapshot import DISK, Snapshot
 from kafka_balancer.planner.constraints import Constraints, compile_topics
 from kafka_balancer.planner.metrics import Metrics, evaluate
 from kafka_balancer.serve.observation import TP, Observation
+from kafka_balancer.serve.wording import api_words
 from kafka_balancer.validate.values import Polish
 
 NO_LIMITS = Constraints()  # no excluded topics, no budget
@@ -64,7 +65,8 @@ class Proposal:
             "replica_moves": int(self.extra.get("replica_moves", 0)),
             "leader_moves": int(self.extra.get("leader_moves", 0)),
             "bytes": self.bytes, "balanced_before": self.before.balanced(), "balanced_after": self.after.balanced(),
-            "before": self.before.as_dict(), "after": self.after.as_dict(), "notes": list(self.notes),
+            "before": self.before.as_dict(), "after": self.after.as_dict(),
+            "notes": [api_words(n) for n in self.notes],
             "constraints": self.extra.get("constraints"),
             "moves": moves, "plan": plan_to_dict(self.plan) if len(self.plan) <= moves_shown else None,
         }

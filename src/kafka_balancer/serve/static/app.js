@@ -139,16 +139,35 @@ function renderExecutions(list) {
   }));
 }
 
-function renderProposal(p) {
-  const box = document.getElementById("proposal");
+function constraintsLine(c) {
+  if (!c) return "";
+  const out = [];
+  for (const [label, ids] of [["add", c.add_brokers], ["remove", c.remove_brokers], ["demote", c.demote_brokers]]) {
+    if (ids && ids.length) out.push(`${label} brokers ${ids.join(",")}`);
+  }
+  if (c.exclude_topics != null) out.push(`excluded topics /${c.exclude_topics}/`);
+  if (c.max_moves != null) out.push(`at most ${c.max_moves} replica moves`);
+  if (c.max_bytes != null) out.push(`at most ${(c.max_bytes / 1e9).toFixed(1)} GB moved`);
+  return out.join("; ");
+}
+
+// one proposal into `box`; `k` prefixes the data-k keys ("proposal": the live model's, "ask": the form's)
+function renderProposal(p, box, k) {
   box.replaceChildren();
   const head = el("p");
-  head.append("moves: ");
-  head.appendChild(el("b", { "data-k": "proposal-partitions" }, String(p.partitions)));
+  head.append(`${p.mode}: `);
+  head.appendChild(el("b", { "data-k": `${k}-partitions` }, String(p.partitions)));
   head.append(` partitions (${p.replica_moves} replica moves, ${p.leader_moves} leader changes), `);
-  head.appendChild(el("b", { "data-k": "proposal-mb" }, fmtMB(p.bytes)));
+  head.appendChild(el("b", { "data-k": `${k}-mb` }, fmtMB(p.bytes)));
   head.append(` MB; balanced before: ${p.balanced_before}, after: ${p.balanced_after}`);
   box.appendChild(head);
+  const kept = constraintsLine(p.constraints);
+  if (kept) box.appendChild(el("p", { "data-k": `${k}-constraints` }, `kept to: ${kept}`));
+  if (p.notes && p.notes.length) {
+    const ul = el("ul", { class: "notes", "data-k": `${k}-notes` });
+    for (const n of p.notes) ul.appendChild(el("li", {}, n));
+    box.appendChild(ul);
+  }
   const t = el("table");
   const hr = el("tr");
   for (const h of ["resource", "σ before", "σ after", "max γ before", "max γ after"]) hr.appendChild(el("th", {}, h));
@@ -156,15 +175,15 @@ function renderProposal(p) {
   for (const r of RES) {
     const tr = el("tr");
     tr.appendChild(el("td", {}, r));
-    tr.appendChild(el("td", { "data-k": `proposal-before-${r}` }, fmtSigma(p.before[r].sigma)));
-    tr.appendChild(el("td", { "data-k": `proposal-after-${r}` }, fmtSigma(p.after[r].sigma)));
+    tr.appendChild(el("td", { "data-k": `${k}-before-${r}` }, fmtSigma(p.before[r].sigma)));
+    tr.appendChild(el("td", { "data-k": `${k}-after-${r}` }, fmtSigma(p.after[r].sigma)));
     tr.appendChild(el("td", {}, Number(p.before[r].gamma).toFixed(3)));
     tr.appendChild(el("td", {}, Number(p.after[r].gamma).toFixed(3)));
     t.appendChild(tr);
   }
   box.appendChild(t);
   if (p.moves.length) {
-    const mt = el("table");
+    const mt = el("table", { "data-k": `${k}-moves` });
     const mh = el("tr");
     for (const h of ["partition", "from", "to", "MB"]) mh.appendChild(el("th", {}, h));
     mt.appendChild(mh);
@@ -194,7 +213,7 @@ async function tick() {
           lastFingerprint = load.fingerprint;
           lastProposalAt = now;
           const p = await getJSON("/api/proposal?moves=15");
-          if (p) renderProposal(p);
+          if (p) renderProposal(p, document.getElementById("proposal"), "proposal");
         }
       }
     }
@@ -204,18 +223,91 @@ async function tick() {
   }
 }
 
-async function post(path) {
+function token() {
   const tok = document.getElementById("token").value.trim();
   sessionStorage.setItem("kb-token", tok);
+  return tok;
+}
+
+async function post(path) {
   const msg = document.getElementById("action-msg");
-  const r = await fetch(path, { method: "POST", headers: { Authorization: `Bearer ${tok}` } });
+  const r = await fetch(path, { method: "POST", headers: { Authorization: `Bearer ${token()}` } });
   const body = await r.json().catch(() => ({}));
   msg.textContent = r.ok ? (body.paused ? "paused" : "resumed") : (body.error || `HTTP ${r.status}`);
   await tick();
 }
 
+// ---- the plan form: every value goes to the API as typed, and the API's one-line error is shown as is ----
+let asked = null; // the request and proposal the Execute button would run
+
+function askRequest() {
+  const mode = document.getElementById("ask-mode").value;
+  const body = {};
+  const val = (id) => document.getElementById(id).value.trim();
+  if (mode !== "rebalance") {
+    // ids as numbers; anything else is sent as typed, and the API names it (brokers.N)
+    body.brokers = val("ask-brokers").split(/[\s,]+/).filter((x) => x).map((x) => (/^-?\d+$/.test(x) ? Number(x) : x));
+  }
+  if (val("ask-exclude")) body.excluded_topics = val("ask-exclude");
+  if (val("ask-max-moves")) body.max_moves = /^\d+$/.test(val("ask-max-moves")) ? Number(val("ask-max-moves")) : val("ask-max-moves");
+  if (val("ask-max-bytes")) body.max_bytes = val("ask-max-bytes");
+  return { path: `/api/${mode}`, body };
+}
+
+function showAskError(body, status) {
+  const msg = document.getElementById("ask-msg");
+  msg.className = "ask-msg error";
+  msg.textContent = (body.error || `HTTP ${status}`) + (body.hint ? ` (${body.hint})` : "");
+}
+
+async function ask(dryRun) {
+  const req = dryRun ? askRequest() : asked.req;
+  const msg = document.getElementById("ask-msg");
+  msg.className = "ask-msg";
+  msg.textContent = dryRun ? "planning…" : "starting…";
+  const r = await fetch(req.path, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${token()}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ ...req.body, dry_run: dryRun }),
+  });
+  const body = await r.json().catch(() => ({}));
+  document.getElementById("ask-execute").disabled = true;
+  if (!r.ok) {
+    asked = null;
+    document.getElementById("ask-result").replaceChildren();
+    showAskError(body, r.status);
+    return;
+  }
+  renderProposal(body.proposal, document.getElementById("ask-result"), "ask");
+  if (dryRun) {
+    asked = { req, proposal: body.proposal };
+    msg.textContent = "proposed (dry run): nothing was changed";
+    document.getElementById("ask-execute").disabled = body.proposal.partitions === 0;
+  } else {
+    asked = null;
+    msg.textContent = `execution ${body.execution} started`;
+    await tick();
+  }
+}
+
+function askChanged() {
+  asked = null;
+  document.getElementById("ask-execute").disabled = true;
+  document.getElementById("ask-brokers").disabled = document.getElementById("ask-mode").value === "rebalance";
+}
+
 document.getElementById("token").value = sessionStorage.getItem("kb-token") || "";
 document.getElementById("pause").addEventListener("click", () => post("/api/pause"));
 document.getElementById("resume").addEventListener("click", () => post("/api/resume"));
+document.getElementById("ask").addEventListener("submit", (e) => { e.preventDefault(); ask(true).catch(() => showAskError({ error: "connection lost" }, 0)); });
+document.getElementById("ask").addEventListener("input", askChanged);
+document.getElementById("ask").addEventListener("change", askChanged);
+document.getElementById("ask-execute").addEventListener("click", () => {
+  if (!asked) return;
+  const p = asked.proposal;
+  if (window.confirm(`Execute ${p.mode}: ${p.partitions} partitions, ${fmtMB(p.bytes)} MB moved?`)) {
+    ask(false).catch(() => showAskError({ error: "connection lost" }, 0));
+  }
+});
 tick();
 setInterval(tick, 2000);
