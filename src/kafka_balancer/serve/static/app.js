@@ -157,7 +157,9 @@ function renderProposal(p, box, k) {
   const head = el("p");
   head.append(`${p.mode}: `);
   head.appendChild(el("b", { "data-k": `${k}-partitions` }, String(p.partitions)));
-  head.append(` partitions (${p.replica_moves} replica moves, ${p.leader_moves} leader changes), `);
+  head.append(" partitions (");
+  head.appendChild(el("span", { "data-k": `${k}-replica-moves` }, String(p.replica_moves)));
+  head.append(` replica moves, ${p.leader_moves} leader changes), `);
   head.appendChild(el("b", { "data-k": `${k}-mb` }, fmtMB(p.bytes)));
   head.append(` MB; balanced before: ${p.balanced_before}, after: ${p.balanced_after}`);
   box.appendChild(head);
