@@ -107,9 +107,15 @@ def submitted(drv: Any, want: str) -> str:
 def ask_form(drv: Any, url: str) -> None:
     from selenium.webdriver.common.by import By
 
-    # rebalance takes no broker ids
+    # rebalance takes no broker ids; leadership only, it copies no replica; the goals are reported
     fill(drv, mode="rebalance")
     assert not drv.find_element(By.ID, "ask-brokers").is_enabled()
+    drv.find_element(By.ID, "ask-leadership-only").click()
+    submitted(drv, "ask-msg")
+    assert text(drv, "ask-replica-moves") == "0" and text(drv, "ask-mb") == "0.0"
+    assert "leadership only" in text(drv, "ask-constraints")
+    assert text(drv, "ask-goals").splitlines()[1].startswith("1. capacity")
+    drv.find_element(By.ID, "ask-leadership-only").click()
     # remove broker 2: the page shows what the API proposes for the same request, and nothing lands on 2
     fill(drv, mode="remove-brokers", brokers="2", exclude="", max_moves="", max_bytes="")
     assert submitted(drv, "ask-msg") == "proposed (dry run): nothing was changed"

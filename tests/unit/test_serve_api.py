@@ -126,6 +126,11 @@ def test_operator_actions_are_dry_runs_by_default(client: TestClient, svc: Servi
     ("/api/rebalance", {"max_moves": -1}, 422, "max_moves"),
     ("/api/remove-brokers", {"brokers": [4], "max_bytes": "-5G"}, 400, "max_bytes"),
     ("/api/remove-brokers", {"brokers": [4], "max_moves": 0}, 400, "max_moves"),
+    ("/api/rebalance", {"goals": "capacity,nope"}, 400, "goals"),
+    ("/api/rebalance", {"goals": "capacity,capacity"}, 400, "goals"),
+    ("/api/rebalance", {"goals": " , "}, 400, "goals"),
+    ("/api/rebalance", {"leadership_only": "sometimes"}, 422, "leadership_only"),
+    ("/api/remove-brokers", {"brokers": [4], "leadership_only": True}, 422, "leadership_only"),
     ("/api/remove-brokers", {"brokers": [1], "max_bytes": "1M"}, 400, "max_bytes"),
 ])
 def test_bad_bodies_are_4xx_naming_the_field(client: TestClient, path: str, body: object, code: int,
@@ -194,6 +199,22 @@ def test_operator_actions_take_excluded_topics_and_budgets(client: TestClient) -
     r = client.post("/api/demote-brokers", json={"brokers": [1], "excluded_topics": "t"}, headers=AUTH).json()
     assert r["proposal"]["partitions"] == 0
     assert r["proposal"]["notes"] == ["6 partition(s) keep their leader on a demoted broker: their topics are excluded"]
+
+
+def test_rebalance_takes_a_goal_policy_and_leadership_only(client: TestClient) -> None:
+    # the service's policy is seed 001's two goals; a request may add Cruise Control's count goals
+    two = client.post("/api/rebalance", json={"eps": 0.2}, headers=AUTH).json()["proposal"]
+    four = client.post("/api/rebalance", json={"eps": 0.2, "goals": "capacity,distribution,replica_count,"
+                                               "leader_count"}, headers=AUTH).json()["proposal"]
+    assert two["partitions"] > 0 and four["partitions"] > 0
+    assert [g["goal"] for g in two["goals"]] == ["capacity", "distribution"]
+    assert [g["goal"] for g in four["goals"]] == ["capacity", "distribution", "replica_count", "leader_count"]
+    counts = four["goals"][2]
+    assert counts["violation_before"] > 0 and counts["met_after"] and counts["detail"].startswith("CV ")
+    # leadership only: no replica is copied, and the plan says what it kept to
+    r = client.post("/api/rebalance", json={"eps": 0.2, "leadership_only": True}, headers=AUTH).json()["proposal"]
+    assert r["replica_moves"] == 0 and r["bytes"] == 0 and r["constraints"]["leadership_only"] is True
+    assert all(sorted(m["from"]) == sorted(m["to"]) for m in r["moves"])
 
 
 def test_the_services_excluded_topics_hold_in_every_plan(tmp_path: Path) -> None:

@@ -22,10 +22,11 @@ def test_doctest() -> None:
     ("--exclude-topics /x/ matches none of the 3 topic(s)", "excluded_topics /x/ matches none of the 3 topic(s)"),
     ("add brokers (--add-brokers) that can take it", "add brokers (/api/add-brokers) that can take it"),
     ("plan with --remove-brokers 3 to heal", "plan with /api/remove-brokers 3 to heal"),
+    ("drop --leadership-only", "drop leadership_only"),
+    ("--goals: unknown goal 'x'", "goals: unknown goal 'x'"),
     # flags without an API equivalent, and look-alikes, stay as they are
-    ("drop --leadership-only", "drop --leadership-only"),
     ("--max-moves-per-hour 3", "--max-moves-per-hour 3"),
-    ("--goals: unknown goal 'x'", "--goals: unknown goal 'x'"),
+    ("see --polish", "see --polish"),
 ])
 def test_api_words(cli: str, api: str) -> None:
     assert api_words(cli) == api

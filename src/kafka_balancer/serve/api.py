@@ -13,6 +13,7 @@ import base64
 import binascii
 import secrets
 from collections.abc import Callable
+from dataclasses import replace
 from importlib import resources
 from typing import Any, TypeVar
 
@@ -24,6 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kafka_balancer.errors import InputError
 from kafka_balancer.planner.constraints import Constraints
+from kafka_balancer.planner.policy import parse_goals
 from kafka_balancer.serve import schemas as sc
 from kafka_balancer.serve.metrics import metrics_text
 from kafka_balancer.serve.service import Conflict, Service
@@ -166,7 +168,11 @@ def create_app(service: Service, token: str | None, basic: tuple[str, str] | Non
     @app.post("/api/rebalance", response_model=sc.ActionResponse, dependencies=writer, tags=["write"],
               responses=err)
     def post_rebalance(body: sc.RebalanceRequest) -> dict[str, Any]:
-        return service.request("rebalance", [], body.dry_run, body.theta, body.eps, _limits(body, service))
+        goals = parse_goals(body.goals) if body.goals is not None else None  # its errors lead with "--goals"
+        limits = _limits(body, service)
+        if body.leadership_only:
+            limits = replace(limits or service.limits(), leadership_only=True)
+        return service.request("rebalance", [], body.dry_run, body.theta, body.eps, limits, goals)
 
     @app.post("/api/add-brokers", response_model=sc.ActionResponse, dependencies=writer, tags=["write"],
               responses=err)

@@ -68,6 +68,7 @@ class Proposal:
             "before": self.before.as_dict(), "after": self.after.as_dict(),
             "notes": [api_words(n) for n in self.notes],
             "constraints": self.extra.get("constraints"),
+            "goals": self.extra.get("goals"),
             "moves": moves, "plan": plan_to_dict(self.plan) if len(self.plan) <= moves_shown else None,
         }
 
@@ -150,7 +151,8 @@ def propose(mode: str, snap: Snapshot, theta: float, eps: float, *, brokers: Seq
     return Proposal(mode, res.plan, nbytes, evaluate(work, theta, eps), res.after,
                     tuple(brokers), notes, {"replica_moves": res.replica_moves, "leader_moves": res.leader_moves,
                                             "moved_bytes_model": res.moved_bytes,
-                                            "constraints": c.as_dict() if c else None}, current)
+                                            "constraints": c.as_dict() if c else None,
+                                            "goals": [g.as_dict() for g in res.goals]}, current)
 
 
 def _demote(snap: Snapshot, theta: float, eps: float, brokers: Sequence[int], obs: Observation | None,

@@ -28,6 +28,11 @@ class RebalanceRequest(Limits):
     dry_run: bool = Field(True, description="only propose (default); false executes the plan")
     theta: float | None = Field(None, gt=0, le=1, description="capacity goal θ (default: the service's)")
     eps: float | None = Field(None, gt=0, le=10, description="distribution goal ε (default: the service's)")
+    goals: str | None = Field(
+        None, min_length=1, max_length=512,
+        description="the goal policy, highest priority first, as `plan --goals`: for example "
+        "capacity,distribution,replica_count,leader_count (default: the service's [goals] goals)")
+    leadership_only: bool = Field(False, description="move leadership only, no replica (as `plan --leadership-only`)")
 
 
 class BrokersRequest(Limits):
@@ -150,6 +155,9 @@ class ProposalBody(BaseModel):
     plan: dict[str, Any] | None = None
     constraints: dict[str, Any] | None = Field(
         None, description="what the plan kept to: the mode's brokers, excluded topics and budgets (null: none)")
+    goals: list[dict[str, Any]] | None = Field(
+        None, description="each goal of the policy, highest first, before and after the plan (null: a plan "
+        "the planner did not make, such as a demotion or a leader election)")
 
 
 class ActionResponse(BaseModel):

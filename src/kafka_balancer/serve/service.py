@@ -493,9 +493,9 @@ class Service:
 
     def proposal(self, mode: str = "rebalance", brokers: tuple[int, ...] = (), theta: float | None = None,
                  eps: float | None = None, polish: Polish | None = None,
-                 limits: Constraints | None = None) -> tuple[Proposal, Snapshot]:
+                 limits: Constraints | None = None, goals: tuple[str, ...] | None = None) -> tuple[Proposal, Snapshot]:
         """A dry-run proposal on the current model (cached until the model changes). ``limits``: excluded
-        topics and budgets (:meth:`limits` when None)."""
+        topics and budgets (:meth:`limits` when None); ``goals``: the goal policy (the service's when None)."""
         with self.lock:
             snap, obs, fp = self.model.snap, self.obs, self.model.fingerprint
         if snap is None:
@@ -503,24 +503,27 @@ class Service:
         th = self.cfg.theta if theta is None else theta
         ep = self.cfg.eps if eps is None else eps
         lim = self.limits() if limits is None else limits
-        key = (fp, mode, brokers, th, ep, polish, lim)
+        policy = self.cfg.goals if goals is None else goals
+        key = (fp, mode, brokers, th, ep, polish, lim, policy)
         with self._proposal_lock:
             hit = self._proposal_cache.get(key)
             if hit is not None:
                 return hit
             p = propose(mode, snap, th, ep, brokers=brokers, obs=obs, time_limit=self.cfg.plan_time_limit_s,
-                        polish=polish, goals=self.cfg.goals, limits=lim)
+                        polish=polish, goals=policy, limits=lim)
             if len(self._proposal_cache) > 32:
                 self._proposal_cache.clear()
             self._proposal_cache[key] = (p, snap)
             return p, snap
 
     def request(self, mode: str, brokers: list[int], dry_run: bool, theta: float | None = None,
-                eps: float | None = None, limits: Constraints | None = None) -> dict[str, Any]:
+                eps: float | None = None, limits: Constraints | None = None,
+                goals: tuple[str, ...] | None = None) -> dict[str, Any]:
         """An operator's rebalance / add / remove / demote: a proposal, executed unless ``dry_run``.
-        ``limits``: the request's excluded topics and budgets (the service's :meth:`limits` when None)."""
+        ``limits``: the request's excluded topics and budgets (the service's :meth:`limits` when None);
+        ``goals``: the request's goal policy (the service's when None)."""
         self.check_brokers(mode, brokers)
-        p, snap = self.proposal(mode, tuple(sorted(brokers)), theta, eps, limits=limits)
+        p, snap = self.proposal(mode, tuple(sorted(brokers)), theta, eps, limits=limits, goals=goals)
         out: dict[str, Any] = {"dry_run": dry_run, "proposal": p.summary(snap), "execution": None}
         if dry_run:
             return out

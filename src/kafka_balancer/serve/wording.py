@@ -19,6 +19,8 @@ _WORDS = {
     "--add-brokers": "/api/add-brokers",
     "--remove-brokers": "/api/remove-brokers",
     "--demote-brokers": "/api/demote-brokers",
+    "--goals": "goals",
+    "--leadership-only": "leadership_only",
 }
 _FLAG = re.compile("(" + "|".join(re.escape(f) for f in _WORDS) + r")(?![\w-])")
 _LEAD = re.compile(r"[^\s:]+")

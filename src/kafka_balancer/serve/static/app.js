@@ -148,6 +148,7 @@ function constraintsLine(c) {
   if (c.exclude_topics != null) out.push(`excluded topics /${c.exclude_topics}/`);
   if (c.max_moves != null) out.push(`at most ${c.max_moves} replica moves`);
   if (c.max_bytes != null) out.push(`at most ${(c.max_bytes / 1e9).toFixed(1)} GB moved`);
+  if (c.leadership_only) out.push("leadership only");
   return out.join("; ");
 }
 
@@ -184,6 +185,19 @@ function renderProposal(p, box, k) {
     t.appendChild(tr);
   }
   box.appendChild(t);
+  if (p.goals && p.goals.length) {
+    const gt = el("table", { "data-k": `${k}-goals` });
+    const gh = el("tr");
+    for (const h of ["goal (highest first)", "violation before", "after", "", "detail after"]) gh.appendChild(el("th", {}, h));
+    gt.appendChild(gh);
+    for (const g of p.goals) {
+      const tr = el("tr");
+      for (const v of [`${g.priority}. ${g.goal}`, String(g.violation_before), String(g.violation_after),
+        g.met_after ? "met" : "not met", g.detail]) tr.appendChild(el("td", {}, v));
+      gt.appendChild(tr);
+    }
+    box.appendChild(gt);
+  }
   if (p.moves.length) {
     const mt = el("table", { "data-k": `${k}-moves` });
     const mh = el("tr");
@@ -253,6 +267,7 @@ function askRequest() {
   if (val("ask-exclude")) body.excluded_topics = val("ask-exclude");
   if (val("ask-max-moves")) body.max_moves = /^\d+$/.test(val("ask-max-moves")) ? Number(val("ask-max-moves")) : val("ask-max-moves");
   if (val("ask-max-bytes")) body.max_bytes = val("ask-max-bytes");
+  if (mode === "rebalance" && document.getElementById("ask-leadership-only").checked) body.leadership_only = true;
   return { path: `/api/${mode}`, body };
 }
 
@@ -295,7 +310,9 @@ async function ask(dryRun) {
 function askChanged() {
   asked = null;
   document.getElementById("ask-execute").disabled = true;
-  document.getElementById("ask-brokers").disabled = document.getElementById("ask-mode").value === "rebalance";
+  const rebalance = document.getElementById("ask-mode").value === "rebalance";
+  document.getElementById("ask-brokers").disabled = rebalance;
+  document.getElementById("ask-leadership-only").disabled = !rebalance;
 }
 
 document.getElementById("token").value = sessionStorage.getItem("kb-token") || "";
