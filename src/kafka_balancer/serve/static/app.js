@@ -188,7 +188,7 @@ function renderProposal(p, box, k) {
   if (p.goals && p.goals.length) {
     const gt = el("table", { "data-k": `${k}-goals` });
     const gh = el("tr");
-    for (const h of ["goal (highest first)", "violation before", "after", "", "detail after"]) gh.appendChild(el("th", {}, h));
+    for (const h of ["goal (highest first)", "violation before", "after", "", "detail (before -> after)"]) gh.appendChild(el("th", {}, h));
     gt.appendChild(gh);
     for (const g of p.goals) {
       const tr = el("tr");
