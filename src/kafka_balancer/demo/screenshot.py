@@ -62,8 +62,10 @@ def screenshot(url: str, dest: Path, settle_s: float = 6.0) -> Path:
                 time.sleep(0.5)
             time.sleep(settle_s)
             dest.parent.mkdir(parents=True, exist_ok=True)
-            height = int(drv.execute_script("return document.body.scrollHeight"))
-            drv.set_window_size(1400, max(900, min(4000, height + 40)))
+            height = int(drv.execute_script("return document.documentElement.scrollHeight"))
+            # the window's own frame takes part of its height: size it so the viewport holds the page
+            frame = int(drv.execute_script("return window.outerHeight - window.innerHeight"))
+            drv.set_window_size(1400, max(900, min(4000, height + frame + 20)))
             drv.save_screenshot(str(dest))
         finally:
             drv.quit()
