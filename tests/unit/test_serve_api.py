@@ -4,7 +4,10 @@ endpoint, authentication, errors naming the field, the OpenAPI schema and the me
 from __future__ import annotations
 
 import base64
+import random
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -14,6 +17,7 @@ from kafka_balancer.serve.api import create_app
 from kafka_balancer.serve.config import ServeConfig, load_config
 from kafka_balancer.serve.observation import Observation, Replicas
 from kafka_balancer.serve.service import Service
+from kafka_balancer.validate.values import parse_size
 
 TOKEN = "s3cret-token"
 
@@ -239,3 +243,70 @@ def test_the_services_excluded_topics_hold_in_every_plan(tmp_path: Path) -> None
     with pytest.raises(InputError) as e:
         load_config(bad)
     assert e.value.message.startswith(f"{bad}: goals.exclude_topics 'pay(ments' is not a valid regular expression")
+
+
+def _request(rng: random.Random) -> tuple[str, dict[str, object]]:
+    """One write request, valid or not, of the kinds an operator (or a script) sends."""
+    path = rng.choice(["rebalance", "add-brokers", "remove-brokers", "demote-brokers"])
+    body: dict[str, object] = {}
+    if path != "rebalance":
+        body["brokers"] = rng.sample([1, 2, 3, 4, 9], rng.choice([0, 1, 1, 1, 2]))
+    else:
+        for key, values in (("goals", ["capacity,distribution", "capacity,distribution,replica_count,leader_count",
+                                       "leader_count,capacity", "nope"]),
+                            ("leadership_only", [True, False])):
+            if rng.random() < 0.3:
+                body[key] = rng.choice(values)
+    for key, values in (("excluded_topics", ["t", "u", "t|u", "x", "(", "t.*"]),
+                        ("max_moves", [0, 1, 3, 100, -1]),
+                        ("max_bytes", ["0", "25M", "1G", "-1G", "lots"])):
+        if rng.random() < 0.35:
+            body[key] = rng.choice(values)
+    return path, body
+
+
+def _check_proposal(path: str, body: dict[str, object], p: dict[str, Any]) -> None:
+    """What each field of the request promises, on the proposal that came back."""
+    moves = p["moves"]
+    assert len(moves) == p["partitions"]
+    brokers = set(body.get("brokers", []))  # type: ignore[call-overload]
+    pattern = body.get("excluded_topics")
+    for m in moves:
+        new = set(m["to"]) - set(m["from"])
+        if isinstance(pattern, str) and re.fullmatch(pattern, m["topic"]):
+            # an excluded partition moves only off a removed broker
+            assert path == "remove-brokers" and brokers & set(m["from"]), m
+        if path == "remove-brokers":
+            assert not brokers & set(m["to"]), m
+        if path == "add-brokers":
+            assert new <= brokers, m
+        if path == "demote-brokers":
+            assert m["to"][0] not in brokers and not new, m
+        if body.get("leadership_only"):
+            assert not new, m
+    if "max_moves" in body:
+        assert p["replica_moves"] <= int(body["max_moves"])  # type: ignore[call-overload]
+    if "max_bytes" in body:
+        assert p["bytes"] <= parse_size(str(body["max_bytes"]), "max_bytes") + 1e-6
+    if "goals" in body:
+        assert [g["goal"] for g in p["goals"]] == str(body["goals"]).split(",")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_requests_keep_their_promises_or_fail_in_one_line(client: TestClient, svc: Service,
+                                                                 seed: int) -> None:
+    rng = random.Random(seed)
+    fields = {"brokers", "excluded_topics", "max_moves", "max_bytes", "goals", "leadership_only"}
+    for _ in range(30):
+        path, body = _request(rng)
+        r = client.post(f"/api/{path}", json=body, headers=AUTH)
+        shown = f"{path} {body} -> {r.status_code} {r.text[:300]}"
+        assert r.status_code in (200, 400, 409, 422), shown
+        assert "Traceback" not in r.text and "--" not in r.text, shown
+        if r.status_code != 200:
+            err = r.json()
+            assert err["error"] and "\n" not in err["error"], shown
+            assert err["field"] is None or err["field"].split(".")[0] in fields, shown
+            continue
+        _check_proposal(path, body, r.json()["proposal"])
+    assert svc.executions == {}
