@@ -135,6 +135,8 @@ def test_operator_actions_are_dry_runs_by_default(client: TestClient, svc: Servi
     ("/api/rebalance", {"goals": " , "}, 400, "goals"),
     ("/api/rebalance", {"leadership_only": "sometimes"}, 422, "leadership_only"),
     ("/api/remove-brokers", {"brokers": [4], "leadership_only": True}, 422, "leadership_only"),
+    ("/api/add-brokers", {"brokers": [3], "goals": "capacity,nope"}, 400, "goals"),
+    ("/api/demote-brokers", {"brokers": [1], "goals": "capacity"}, 400, "goals"),
     ("/api/remove-brokers", {"brokers": [1], "max_bytes": "1M"}, 400, "max_bytes"),
 ])
 def test_bad_bodies_are_4xx_naming_the_field(client: TestClient, path: str, body: object, code: int,
@@ -215,6 +217,11 @@ def test_rebalance_takes_a_goal_policy_and_leadership_only(client: TestClient) -
     assert [g["goal"] for g in four["goals"]] == ["capacity", "distribution", "replica_count", "leader_count"]
     counts = four["goals"][2]
     assert counts["violation_before"] > 0 and counts["met_after"] and counts["detail"].startswith("CV ")
+    # the broker endpoints that plan take a policy too
+    r = client.post("/api/add-brokers", json={"brokers": [3], "goals": "capacity,distribution,replica_count"},
+                    headers=AUTH).json()["proposal"]
+    assert [g["goal"] for g in r["goals"]] == ["capacity", "distribution", "replica_count"]
+    assert r["constraints"]["add_brokers"] == [3]
     # leadership only: no replica is copied, and the plan says what it kept to
     r = client.post("/api/rebalance", json={"eps": 0.2, "leadership_only": True}, headers=AUTH).json()["proposal"]
     assert r["replica_moves"] == 0 and r["bytes"] == 0 and r["constraints"]["leadership_only"] is True
@@ -249,14 +256,13 @@ def _request(rng: random.Random) -> tuple[str, dict[str, object]]:
     """One write request, valid or not, of the kinds an operator (or a script) sends."""
     path = rng.choice(["rebalance", "add-brokers", "remove-brokers", "demote-brokers"])
     body: dict[str, object] = {}
+    if rng.random() < 0.3:
+        body["goals"] = rng.choice(["capacity,distribution", "capacity,distribution,replica_count,leader_count",
+                                    "leader_count,capacity", "nope"])
     if path != "rebalance":
         body["brokers"] = rng.sample([1, 2, 3, 4, 9], rng.choice([0, 1, 1, 1, 2]))
-    else:
-        for key, values in (("goals", ["capacity,distribution", "capacity,distribution,replica_count,leader_count",
-                                       "leader_count,capacity", "nope"]),
-                            ("leadership_only", [True, False])):
-            if rng.random() < 0.3:
-                body[key] = rng.choice(values)
+    elif rng.random() < 0.3:
+        body["leadership_only"] = rng.choice([True, False])
     for key, values in (("excluded_topics", ["t", "u", "t|u", "x", "(", "t.*"]),
                         ("max_moves", [0, 1, 3, 100, -1]),
                         ("max_bytes", ["0", "25M", "1G", "-1G", "lots"])):

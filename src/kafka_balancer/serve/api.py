@@ -62,6 +62,12 @@ def _limits(body: sc.Limits, service: Service) -> Constraints | None:
     return Constraints(exclude_topics=exclude, max_moves=body.max_moves, max_bytes=nbytes)
 
 
+def _policy(body: sc.Policy) -> tuple[str, ...] | None:
+    """The request's goal policy (None: the service's); parse_goals's errors lead with "--goals", which the
+    error handler turns into "goals"."""
+    return parse_goals(body.goals) if body.goals is not None else None
+
+
 def _field(loc: Any) -> str:
     parts = [str(x) for x in loc if x not in ("body", "query")]
     return ".".join(parts) or ".".join(str(x) for x in loc)
@@ -168,25 +174,29 @@ def create_app(service: Service, token: str | None, basic: tuple[str, str] | Non
     @app.post("/api/rebalance", response_model=sc.ActionResponse, dependencies=writer, tags=["write"],
               responses=err)
     def post_rebalance(body: sc.RebalanceRequest) -> dict[str, Any]:
-        goals = parse_goals(body.goals) if body.goals is not None else None  # its errors lead with "--goals"
         limits = _limits(body, service)
         if body.leadership_only:
             limits = replace(limits or service.limits(), leadership_only=True)
-        return service.request("rebalance", [], body.dry_run, body.theta, body.eps, limits, goals)
+        return service.request("rebalance", [], body.dry_run, body.theta, body.eps, limits, _policy(body))
 
     @app.post("/api/add-brokers", response_model=sc.ActionResponse, dependencies=writer, tags=["write"],
               responses=err)
     def post_add(body: sc.BrokersRequest) -> dict[str, Any]:
-        return service.request("add_brokers", body.brokers, body.dry_run, limits=_limits(body, service))
+        return service.request("add_brokers", body.brokers, body.dry_run, limits=_limits(body, service),
+                               goals=_policy(body))
 
     @app.post("/api/remove-brokers", response_model=sc.ActionResponse, dependencies=writer, tags=["write"],
               responses=err)
     def post_remove(body: sc.BrokersRequest) -> dict[str, Any]:
-        return service.request("remove_brokers", body.brokers, body.dry_run, limits=_limits(body, service))
+        return service.request("remove_brokers", body.brokers, body.dry_run, limits=_limits(body, service),
+                               goals=_policy(body))
 
     @app.post("/api/demote-brokers", response_model=sc.ActionResponse, dependencies=writer, tags=["write"],
               responses=err)
     def post_demote(body: sc.BrokersRequest) -> dict[str, Any]:
+        if body.goals is not None:
+            raise InputError("goals: a demotion only reorders replica lists, by no goal policy",
+                             hint="leave goals out, or ask /api/rebalance with the goals you want")
         return service.request("demote", body.brokers, body.dry_run, limits=_limits(body, service))
 
     @app.post("/api/stop", response_model=sc.SwitchResponse, dependencies=writer, tags=["write"], responses=err)

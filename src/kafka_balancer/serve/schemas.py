@@ -24,18 +24,22 @@ class Limits(Strict):
                                   description="at most this many bytes copied, a size such as 500G")
 
 
-class RebalanceRequest(Limits):
-    dry_run: bool = Field(True, description="only propose (default); false executes the plan")
-    theta: float | None = Field(None, gt=0, le=1, description="capacity goal θ (default: the service's)")
-    eps: float | None = Field(None, gt=0, le=10, description="distribution goal ε (default: the service's)")
+class Policy(Limits):
     goals: str | None = Field(
         None, min_length=1, max_length=512,
         description="the goal policy, highest priority first, as `plan --goals`: for example "
-        "capacity,distribution,replica_count,leader_count (default: the service's [goals] goals)")
+        "capacity,distribution,replica_count,leader_count (default: the service's [goals] goals; a demotion, "
+        "which only reorders replicas, takes none)")
+
+
+class RebalanceRequest(Policy):
+    dry_run: bool = Field(True, description="only propose (default); false executes the plan")
+    theta: float | None = Field(None, gt=0, le=1, description="capacity goal θ (default: the service's)")
+    eps: float | None = Field(None, gt=0, le=10, description="distribution goal ε (default: the service's)")
     leadership_only: bool = Field(False, description="move leadership only, no replica (as `plan --leadership-only`)")
 
 
-class BrokersRequest(Limits):
+class BrokersRequest(Policy):
     brokers: list[int] = Field(..., min_length=1, max_length=10_000, description="Kafka broker ids")
     dry_run: bool = Field(True, description="only propose (default); false executes the plan")
 
