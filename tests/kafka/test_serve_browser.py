@@ -126,8 +126,18 @@ def ask_form(drv: Any, url: str) -> None:
     for r in ("cpu", "disk", "nw_in", "nw_out"):
         assert text(drv, f"ask-after-{r}") == f"{api['after'][r]['sigma']:.4f}", r
     assert "remove brokers 2" in text(drv, "ask-constraints")
+    assert [row.split(" ")[1] for row in text(drv, "ask-goals").splitlines()[1:]] == ["capacity", "distribution"]
     rows = drv.find_elements(By.CSS_SELECTOR, '[data-k="ask-moves"] tr')[1:]
     assert rows and all("2" not in r.find_elements(By.TAG_NAME, "td")[2].text.strip("[]").split(",") for r in rows)
+    # a goal policy of the operator's: the proposal reports each of its goals
+    fill(drv, goals="capacity,distribution,replica_count")
+    submitted(drv, "ask-msg")
+    assert [row.split(" ")[1] for row in text(drv, "ask-goals").splitlines()[1:]] == [
+        "capacity", "distribution", "replica_count"]
+    fill(drv, goals="capacity,nope")
+    assert submitted(drv, "ask-msg error").startswith("goals: unknown goal 'nope'")
+    fill(drv, goals="")
+    submitted(drv, "ask-msg")
     # Execute asks first; dismissed, no execution starts
     before = get(url + "/api/executions")["executions"]
     execute = drv.find_element(By.ID, "ask-execute")

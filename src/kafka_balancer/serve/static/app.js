@@ -267,6 +267,7 @@ function askRequest() {
   if (val("ask-exclude")) body.excluded_topics = val("ask-exclude");
   if (val("ask-max-moves")) body.max_moves = /^\d+$/.test(val("ask-max-moves")) ? Number(val("ask-max-moves")) : val("ask-max-moves");
   if (val("ask-max-bytes")) body.max_bytes = val("ask-max-bytes");
+  if (mode !== "demote-brokers" && val("ask-goals")) body.goals = val("ask-goals");
   if (mode === "rebalance" && document.getElementById("ask-leadership-only").checked) body.leadership_only = true;
   return { path: `/api/${mode}`, body };
 }
@@ -310,9 +311,10 @@ async function ask(dryRun) {
 function askChanged() {
   asked = null;
   document.getElementById("ask-execute").disabled = true;
-  const rebalance = document.getElementById("ask-mode").value === "rebalance";
-  document.getElementById("ask-brokers").disabled = rebalance;
-  document.getElementById("ask-leadership-only").disabled = !rebalance;
+  const mode = document.getElementById("ask-mode").value;
+  document.getElementById("ask-brokers").disabled = mode === "rebalance";
+  document.getElementById("ask-leadership-only").disabled = mode !== "rebalance";
+  document.getElementById("ask-goals").disabled = mode === "demote-brokers"; // a demotion has no policy
 }
 
 document.getElementById("token").value = sessionStorage.getItem("kb-token") || "";
