@@ -7,7 +7,10 @@ would (``PYTHONWARNINGS=default``); the rest on the session-scoped Spark."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +64,27 @@ def test_the_jvm_stderr_filter_drops_only_the_start_up_notice(spark: Any, capfd:
         time.sleep(0.1)
     assert "a line the JVM prints" in got and "a real JVM error" in got, got
     assert "incubator" not in got and "a WARN line" not in got, got
+
+
+@pytest.mark.slow
+def test_the_services_load_model_starts_spark_without_library_noise(tmp_path: Path) -> None:
+    """The balancer service's pipeline model (serve/pipeline_model.py) starts its own SparkSession inside the
+    service: its stderr carries no library notice either (it once had a log4j2 profile of its own, without
+    the gateway's logger, and printed Spark's "Setting default log level" notice in the demo)."""
+    samples = _samples(tmp_path / "samples")
+    code = ("import sys\n"
+            "from pathlib import Path\n"
+            "from kafka_balancer.cli.main import quiet_known_warnings\n"
+            "from kafka_balancer.serve.pipeline_model import PipelineModel\n"
+            "quiet_known_warnings()  # as the CLI does before every command, serve included\n"
+            "m = PipelineModel(Path(sys.argv[1]), window_s=300.0, windows=3, capacity={'cpu': 100.0, "
+            "'disk': 1e12, 'nw_in': 1e9, 'nw_out': 1e9}, cluster='q')\n"
+            "loads = m.refresh()\n"
+            "m.close()\n"
+            "print('partitions', len(loads.leader))\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(samples)], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONWARNINGS": "default"}, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("partitions "), proc.stdout
+    noisy = [line for line in proc.stderr.splitlines() if NOISE.search(line)]
+    assert not noisy, proc.stderr

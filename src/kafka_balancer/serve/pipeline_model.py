@@ -43,14 +43,8 @@ class PipelineModel:
             from kafka_balancer.pipeline.session import get_spark, spark_conf
 
             warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
-            conf = spark_conf(driver_memory="1g", extra={"spark.app.name": "kafka-balancer-serve"})
-            quiet = self.samples_dir.parent / "spark-log4j2.properties"
-            quiet.write_text("rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
-                             "appender.console.type = Console\nappender.console.name = console\n"
-                             "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
-                             "appender.console.layout.pattern = spark: %p %c{1}: %m%n\n")
-            conf["spark.driver.extraJavaOptions"] += f" -Dlog4j2.configurationFile=file:{quiet.resolve()}"
-            self._spark = get_spark(conf)
+            # spark_conf's log4j2 profile keeps Spark to errors and its gateway's "default log level" notice away
+            self._spark = get_spark(spark_conf(driver_memory="1g", extra={"spark.app.name": "kafka-balancer-serve"}))
         t0 = time.monotonic()
         cfg = PipelineConfig(window_ms=self.window_ms, windows=self.windows, cluster=self.cluster,
                              capacity=dict(self.capacity), min_valid_windows=1, cpu_min_windows=2,
