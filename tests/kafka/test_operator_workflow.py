@@ -88,6 +88,22 @@ def test_decommission_demote_and_exclude_in_one_plan(kafka_cluster: Any, spark: 
     for e in entries:
         assert 3 not in e["replicas"] and e["replicas"][0] != 1, e
 
+    # a budget below what the removal must move is refused in one line (and a hint), no plan file written
+    refused = tmp_path / "refused.json"
+    run = kb("plan", "--snapshot", str(snap), "--out", str(refused), "--remove-brokers", "3", "--max-moves", "2")
+    lines = run.stderr.splitlines()
+    assert run.returncode == 2 and len(lines) == 2, run.stderr  # the error and its hint
+    assert lines[0].startswith("error: --max-moves 2 is below the 5 replica moves"), run.stderr
+    assert lines[1].startswith("  hint: raise --max-moves"), run.stderr
+    assert not refused.exists()
+    # a rebalance within a byte budget keeps to it, and says what it left
+    budgeted = tmp_path / "budgeted.json"
+    run = kb("plan", "--snapshot", str(snap), "--out", str(budgeted), "--max-bytes", "300K", "--json")
+    assert run.returncode == 0, run.stderr
+    small = json.loads(run.stdout)
+    assert 0 < small["moved_bytes"] <= 300_000 and small["constraints"]["max_bytes"] == 300_000
+    assert any("budget is spent" in line for line in small["remaining"]), small["remaining"]
+
     # without --yes: the plan is checked against the cluster and nothing changes
     journal = tmp_path / "journal.jsonl"
     before = describe(kafka_cluster, MOVE)
