@@ -150,3 +150,26 @@ def test_derived_view_matches_the_functions() -> None:
     assert v.topic_counts.sum() == snap.n_replicas
     lead = snap.leader_load[:, 3]
     assert np.isclose(v.potential_nw_out.sum(), float((lead * snap.rf).sum()))
+
+
+def test_a_count_goal_raised_by_the_goals_above_it_says_so() -> None:
+    # two brokers, broker 1 three times broker 0 on every resource; twelve equal partitions, six on each.
+    # Distribution (above replica_count) moves replicas to broker 1 until both are equally used: 3 against 9
+    # replicas, so the replica-count goal starts its turn worse than the snapshot, and cannot undo that
+    # without breaking the band
+    p = 12
+    lead = np.tile([1.0, 10e9, 1e5, 1e5], (p, 1))
+    fol = np.tile([0.5, 10e9, 1e5, 0.0], (p, 1))
+    cap = np.array([[100.0, 1000e9, 1.25e8, 1.25e8], [300.0, 3000e9, 3.75e8, 3.75e8]])
+    snap = Snapshot.build(broker_ids=[0, 1], capacity=cap, topics=["t"], topic_idx=[0] * p,
+                          partition=list(range(p)), replicas=[[i % 2] for i in range(p)],
+                          leader=[i % 2 for i in range(p)], leader_load=lead, follower_load=fol)
+    r = plan(snap, goals=("capacity", "distribution", "replica_count"))
+    counts = replica_counts(r.after_snapshot)
+    assert sorted(counts.tolist()) == [3, 9]
+    rc = next(g for g in r.goals if g.name == "replica_count")
+    assert rc.before == 0 and rc.after > 0
+    assert f"; {rc.after:g} when its turn came, raised by the moves before it" in rc.detail, rc.detail
+    # a goal its predecessors did not raise says nothing of the kind
+    dist = next(g for g in r.goals if g.name == "distribution")
+    assert "when its turn came" not in dist.detail

@@ -554,7 +554,9 @@ def _finish(
     unequal = np.any(live_cap != live_cap[:1], axis=0) if live_cap.size else np.zeros(st.cap.shape[1], dtype=bool)
     uneven = bool(unequal.any()) and band.active  # γ's mean and the state's target can differ
     cut: dict[str, int] = {}  # goals with steps dropped because they broke seed 001's goals as measured
+    at_turn: dict[str, float] = {}  # each goal's violation when its own steps begin
     for k, goal in enumerate(post):
+        at_turn[goal.name] = goal.violation(st)
         # each goal a weighted share of what is left; what a goal does not use passes on to the next, but a
         # swap-based goal (a step is a ranked swap search, about ten times a move) gets no more than its own
         steps = pool * weights[k] // sum(weights[k:])
@@ -668,6 +670,9 @@ def _finish(
                 detail += f"; {count_moves[name]} move(s) for this goal"
             if name in cut:
                 detail += f" ({cut[name]} dropped: they broke seed 001's goals as measured)"
+            if at_turn.get(name, v_before) > v_before + 1e-9:
+                detail += (f"; {at_turn[name]:g} when its turn came, raised by the moves before it (higher goals, "
+                           "operator modes)")
         reports.append(GoalReport(name, k + 1, v_before, v_after, v_before <= 0, v_after <= 0, detail))
         if v_after > 0:
             remaining.append(f"{name}: {d_after}")
