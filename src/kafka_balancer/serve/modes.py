@@ -65,8 +65,7 @@ class Proposal:
             "replica_moves": int(self.extra.get("replica_moves", 0)),
             "leader_moves": int(self.extra.get("leader_moves", 0)),
             "bytes": self.bytes, "balanced_before": self.before.balanced(), "balanced_after": self.after.balanced(),
-            "before": self.before.as_dict(), "after": self.after.as_dict(),
-            "notes": [api_words(n) for n in self.notes],
+            "before": self.before.as_dict(), "after": self.after.as_dict(), "notes": list(self.notes),
             "constraints": self.extra.get("constraints"),
             "goals": self.extra.get("goals"),
             "moves": moves, "plan": plan_to_dict(self.plan) if len(self.plan) <= moves_shown else None,
@@ -146,7 +145,8 @@ def propose(mode: str, snap: Snapshot, theta: float, eps: float, *, brokers: Seq
     elif mode == "add_brokers":
         c = replace(limits, add_brokers=chosen)
     res = _planner(work, theta, eps, time_limit, polish, c, goals)
-    notes = tuple(res.warnings) + tuple(res.infeasible) + tuple(res.unresolved) + tuple(res.remaining)
+    # in the service's words: everything that shows a proposal's notes (the API, executions, anomaly reasons)
+    notes = tuple(api_words(n) for n in (*res.warnings, *res.infeasible, *res.unresolved, *res.remaining))
     nbytes, current = entry_bytes(snap, res.plan)
     return Proposal(mode, res.plan, nbytes, evaluate(work, theta, eps), res.after,
                     tuple(brokers), notes, {"replica_moves": res.replica_moves, "leader_moves": res.leader_moves,
