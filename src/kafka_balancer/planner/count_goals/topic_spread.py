@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from kafka_balancer.planner.budget import Budget
-from kafka_balancer.planner.count_goals.base import ROUND, CountGoal
+from kafka_balancer.planner.count_goals.base import ROUND, CountGoal, _step_delta
 from kafka_balancer.planner.count_goals.swaps import _swap_loop
 from kafka_balancer.planner.state import State
 
@@ -53,10 +53,8 @@ class TopicSpreadGoal(CountGoal):
         lo, hi = self._bands(st)
         t = int(st.snap.topic_idx[p])
         lo_t, hi_t = float(lo[t]), float(hi[t])
-        cd, cs = int(st.topic_count[t, dst]), int(st.topic_count[t, src])
-        up = -1 if cd < lo_t else (1 if cd >= hi_t else 0)
-        down = -1 if cs > hi_t else (1 if cs <= lo_t else 0)
-        return up + down <= 0
+        return _step_delta(int(st.topic_count[t, dst]), lo_t, hi_t, +1) + \
+            _step_delta(int(st.topic_count[t, src]), lo_t, hi_t, -1) <= 0
 
     def improve(self, st: State, budget: Budget, resource_guard: bool) -> int:
         return _swap_loop(st, budget, resource_guard, self._pick, self._gain)
