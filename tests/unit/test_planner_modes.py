@@ -100,6 +100,11 @@ def test_add_brokers_only_they_receive() -> None:
     assert not (after.replicas == 3).any()
     assert (after.replicas == 4).sum() >= 5  # it was filled
     assert r.replica_moves == (after.replicas == 4).sum()  # type: ignore[attr-defined]
+    # broker 3 was left out: the plan says it stays empty, and that the mode held balance back
+    assert [w for w in r.warnings if w.startswith("broker(s) 3 hold no replicas")]  # type: ignore[attr-defined]
+    assert r.remaining[0].startswith("only brokers 4 receive replicas (--add-brokers)")  # type: ignore[attr-defined]
+    listed = _check(snap, Constraints(add_brokers=frozenset({3, 4})))
+    assert not [w for w in listed.warnings if "hold no replicas" in w]  # type: ignore[attr-defined]
 
 
 def test_demote_moves_leadership_off_and_lists_the_broker_last() -> None:
@@ -154,6 +159,9 @@ def test_leadership_only_moves_no_replica() -> None:
     r = _check(snap, Constraints(leadership_only=True))
     assert r.replica_moves == 0 and r.leader_moves > 0  # type: ignore[attr-defined]
     assert np.array_equal(np.sort(r.after_snapshot.replicas, axis=1), np.sort(snap.replicas, axis=1))  # type: ignore[attr-defined]
+    # broker 0 and 1 hold 6 of 7 partitions: replica count stays unbalanced, and the mode is named as why
+    assert r.remaining[0].startswith("no replica moves (--leadership-only)")  # type: ignore[attr-defined]
+    assert any(line.startswith("replica_count") for line in r.remaining)  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("budget", [Constraints(max_moves=1), Constraints(max_bytes=15 * GB), Constraints(max_moves=0)])

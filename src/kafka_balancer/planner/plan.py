@@ -31,7 +31,7 @@ import numpy as np
 from kafka_balancer.errors import InputError
 from kafka_balancer.model.plan_io import Plan, PlanEntry
 from kafka_balancer.model.snapshot import CPU, DISK, NW_IN, NW_OUT, RESOURCES, Derived, Snapshot
-from kafka_balancer.planner import bounds, budget, exact, holder_floors, step_log
+from kafka_balancer.planner import bounds, budget, exact, holder_floors, mode_report, step_log
 from kafka_balancer.planner.constraints import Constraints, Resolved, resolve
 from kafka_balancer.planner.count_goals import CountGoal, make_goal
 from kafka_balancer.planner.goals import CapacityGoal
@@ -637,7 +637,7 @@ def _finish(
         warnings.append(f"balance is out of reach: {line}")
     if add:
         warnings.append(f"the cluster as a whole is above θ={cfg.theta}: add {add} broker(s) of the present size")
-    warnings += _exclusion_lines(snap, cfg.res)
+    warnings += _exclusion_lines(snap, cfg.res) + mode_report.unfilled(snap, cfg.res)
     changed = np.any(np.sort(snap.replicas, axis=1) != np.sort(st.rep, axis=1), axis=1)
     moved_excluded = int((cfg.res.frozen & changed).sum())
     if moved_excluded:
@@ -678,6 +678,8 @@ def _finish(
             remaining.append(f"{name}: {d_after}")
     # not even the smallest movable replica fits any more (when nothing may move, no budget is to blame)
     budget_hit = st.budgeted and bool(st.receive.any()) and np.isfinite(st.min_movable_bytes) and not st.can_copy()
+    if remaining:
+        remaining[:0] = mode_report.held_back(snap, cfg.res)
     if budget_hit and remaining:
         remaining.insert(0, "the move or byte budget is spent; a larger budget would balance further")
     return PlanResult(
