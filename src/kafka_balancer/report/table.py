@@ -78,7 +78,7 @@ def plan_table(result: PlanResult) -> str:
     lines.append(
         f"partitions changed {len(result.plan)}   replica moves {result.replica_moves}   "
         f"leader moves {result.leader_moves}   bytes to move {human_bytes(result.moved_bytes)}   "
-        f"lower bound {human_bytes(lb)}{ratio}   planned in {result.seconds:.2f} s"
+        f"lower bound to balance {human_bytes(lb)}{ratio}   planned in {result.seconds:.2f} s"
     )
     lines.append(result.constraints.describe(result.mode) + "   " + _polishing(result))
     if result.goals:
