@@ -118,6 +118,25 @@ def test_demote_moves_leadership_off_and_lists_the_broker_last() -> None:
     assert all(reps[0] != 0 for reps in entries.values())
 
 
+def test_demotion_says_what_it_costs_and_what_it_leaves() -> None:
+    # brokers 0 and 1 hold 6 of 8 partitions: a demotion of broker 3 alone also rebalances, and says so
+    skewed = _snap([[0, 1]] * 6 + [[2, 3]] * 2)
+    r = _check(skewed, Constraints(demote_brokers=frozenset({3})))
+    assert r.replica_moves > 0  # type: ignore[attr-defined]
+    assert any(w.startswith("--demote-brokers also rebalances") and "--leadership-only" in w
+               for w in r.warnings)  # type: ignore[attr-defined]
+    only = _check(skewed, Constraints(demote_brokers=frozenset({3}), leadership_only=True))
+    assert only.replica_moves == 0  # type: ignore[attr-defined]
+    assert not any("also rebalances" in w for w in only.warnings)  # type: ignore[attr-defined]
+    # an even cluster: broker 0 led 2 of 8 and now leads none, so its network-out sits below the band, and
+    # the plan names the demotion as the reason (not a planner that gave up)
+    even = _snap([[i % 4, (i + 1) % 4] for i in range(8)])
+    d = _check(even, Constraints(demote_brokers=frozenset({0}), leadership_only=True))
+    assert any(line.startswith("broker(s) 0 lead nothing (--demote-brokers)") for line in d.remaining)  # type: ignore[attr-defined]
+    assert not any("lead nothing" in line
+                   for line in _check(even, Constraints(leadership_only=True)).remaining)  # type: ignore[attr-defined]
+
+
 def test_demote_cannot_help_a_partition_living_only_on_demoted_brokers() -> None:
     snap = _snap([[0], [1, 2]])
     r = plan(snap, constraints=Constraints(demote_brokers=frozenset({0})))

@@ -22,16 +22,24 @@ def _ids(snap: Snapshot, mask: np.ndarray) -> str:
     return ", ".join(str(int(b)) for b in snap.broker_ids[mask])
 
 
-def held_back(snap: Snapshot, res: Resolved) -> list[str]:
-    """Lines naming the modes that limit what any plan could balance (for a plan that left something)."""
+def held_back(snap: Snapshot, res: Resolved, outside: np.ndarray) -> list[str]:
+    """Lines naming the modes that limit what any plan could balance (for a plan that left something).
+    ``outside``: [N, R], the (broker, resource) pairs the plan leaves outside their band."""
     c = res.constraints
+    lines = []
     if c.leadership_only:
-        return ["no replica moves (--leadership-only): only leadership changed; a plan that may move replicas "
-                "would balance further"]
-    if c.add_brokers:
-        return [f"only brokers {_ids(snap, res.receive)} receive replicas (--add-brokers): load moves onto them "
-                "and nowhere else; a rebalance without it may balance further"]
-    return []
+        lines.append("no replica moves (--leadership-only): only leadership changed; a plan that may move "
+                     "replicas would balance further")
+    elif c.add_brokers:
+        lines.append(f"only brokers {_ids(snap, res.receive)} receive replicas (--add-brokers): load moves onto "
+                     "them and nowhere else; a rebalance without it may balance further")
+    # only the resources leaders carry more of (cpu and network-out, in practice) are the demotion's doing
+    lead_heavy = snap.leader_load.sum(axis=0) > snap.follower_load.sum(axis=0)
+    low = res.demoted & snap.alive & ~res.removed & outside[:, lead_heavy].any(axis=1)
+    if low.any():
+        lines.append(f"broker(s) {_ids(snap, low)} lead nothing (--demote-brokers): the load only leaders carry "
+                     "(network-out, most of cpu) stays off them, below the band, for as long as they are demoted")
+    return lines
 
 
 def unfilled(snap: Snapshot, res: Resolved) -> list[str]:
@@ -47,3 +55,14 @@ def unfilled(snap: Snapshot, res: Resolved) -> list[str]:
         return []
     return [f"broker(s) {_ids(snap, empty)} hold no replicas and are not among --add-brokers: they stay empty "
             "(list them in --add-brokers to fill them too)"]
+
+
+def demote_alone(res: Resolved, replica_moves: int, moved_bytes: float) -> list[str]:
+    """A warning when ``--demote-brokers`` is the only mode and the plan still moves replicas: the flag
+    narrows a rebalance, so the plan balances the rest too, while an operator patching a broker usually wants
+    leadership moved and nothing else (what the service's demote endpoint does)."""
+    c = res.constraints
+    if not c.demote_brokers or c.leadership_only or c.add_brokers or c.remove_brokers or replica_moves == 0:
+        return []
+    return [f"--demote-brokers also rebalances: this plan moves {replica_moves} replica(s), {moved_bytes / 1e9:,.1f} "
+            "GB; add --leadership-only to move leadership off the demoted brokers and copy no data"]

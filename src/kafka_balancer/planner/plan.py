@@ -646,6 +646,7 @@ def _finish(
             "off them"
         )
     entries, replica_moves, leader_moves, moved = _diff(original, st, cfg.res)
+    warnings += mode_report.demote_alone(cfg.res, replica_moves, moved)
     after_snap = snap.with_assignment(st.rep, st.ldr)
     after = evaluate(after_snap, cfg.theta, cfg.eps)
     out_of_band = ((st.violations() > TOL) | (st.hot_excess() > TOL)) & ~_at_floor(st, cfg)
@@ -679,7 +680,7 @@ def _finish(
     # not even the smallest movable replica fits any more (when nothing may move, no budget is to blame)
     budget_hit = st.budgeted and bool(st.receive.any()) and np.isfinite(st.min_movable_bytes) and not st.can_copy()
     if remaining:
-        remaining[:0] = mode_report.held_back(snap, cfg.res)
+        remaining[:0] = mode_report.held_back(snap, cfg.res, st.violation_of(st.util()) > TOL)
     if budget_hit and remaining:
         remaining.insert(0, "the move or byte budget is spent; a larger budget would balance further")
     return PlanResult(
