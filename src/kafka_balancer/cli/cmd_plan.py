@@ -50,7 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     m.add_argument("--remove-brokers", metavar="IDS", help="every replica leaves these brokers (decommissioning); "
                    "refused, naming the partition, where replication factor, racks or capacity make it impossible")
     m.add_argument("--demote-brokers", metavar="IDS", help="no leadership stays on these brokers; changed "
-                   "partitions list them last so a preferred-leader election keeps leadership off them")
+                   "partitions list them last so a preferred-leader election keeps leadership off them; the rest "
+                   "is rebalanced too (add --leadership-only to copy no data, e.g. to patch a broker)")
     m.add_argument("--exclude-topics", metavar="REGEX", help="topics matching REGEX (whole name) never move; "
                    "their load still counts")
     m.add_argument("--leadership-only", action="store_true", help="no replica moves at all, only leadership")
