@@ -13,6 +13,7 @@ from kafka_balancer.model.snapshot import Snapshot
 from kafka_balancer.planner import plan
 from kafka_balancer.planner.constraints import Constraints
 from kafka_balancer.planner.invariants import hard_violations, mode_violations
+from kafka_balancer.planner.mode_report import demote_alone
 from kafka_balancer.planner.plan import heals
 from kafka_balancer.sim.cluster import ClusterSpec, generate
 
@@ -121,13 +122,18 @@ def test_demote_moves_leadership_off_and_lists_the_broker_last() -> None:
 def test_demotion_says_what_it_costs_and_what_it_leaves() -> None:
     # brokers 0 and 1 hold 6 of 8 partitions: a demotion of broker 3 alone also rebalances, and says so
     skewed = _snap([[0, 1]] * 6 + [[2, 3]] * 2)
-    r = _check(skewed, Constraints(demote_brokers=frozenset({3})))
+    alone = Constraints(demote_brokers=frozenset({3}))
+    r = _check(skewed, alone)
     assert r.replica_moves > 0  # type: ignore[attr-defined]
-    assert any(w.startswith("--demote-brokers also rebalances") and "--leadership-only" in w
-               for w in r.warnings)  # type: ignore[attr-defined]
-    only = _check(skewed, Constraints(demote_brokers=frozenset({3}), leadership_only=True))
+    (line,) = demote_alone(alone, r.replica_moves, r.moved_bytes)  # type: ignore[attr-defined]
+    assert line.startswith(f"--demote-brokers also rebalances: this plan moves {r.replica_moves} replica(s)")  # type: ignore[attr-defined]
+    assert "--leadership-only" in line
+    lead = Constraints(demote_brokers=frozenset({3}), leadership_only=True)
+    only = _check(skewed, lead)
     assert only.replica_moves == 0  # type: ignore[attr-defined]
-    assert not any("also rebalances" in w for w in only.warnings)  # type: ignore[attr-defined]
+    assert demote_alone(lead, only.replica_moves, only.moved_bytes) == []  # type: ignore[attr-defined]
+    # with a removal the replica moves are the point: no warning
+    assert demote_alone(Constraints(demote_brokers=frozenset({3}), remove_brokers=frozenset({0})), 5, 1e9) == []
     # an even cluster: broker 0 led 2 of 8 and now leads none, so its network-out sits below the band, and
     # the plan names the demotion as the reason (not a planner that gave up)
     even = _snap([[i % 4, (i + 1) % 4] for i in range(8)])

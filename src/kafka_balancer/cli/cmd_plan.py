@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 
 import orjson
 from tqdm import tqdm
@@ -14,6 +15,7 @@ from kafka_balancer.model.plan_io import write_plan
 from kafka_balancer.model.snapshot_io import read_snapshot
 from kafka_balancer.planner import plan
 from kafka_balancer.planner.constraints import Constraints
+from kafka_balancer.planner.mode_report import demote_alone
 from kafka_balancer.planner.plan import POLISH_SHARE
 from kafka_balancer.planner.policy import DEFAULT_GOALS, parse_goals
 from kafka_balancer.report.table import plan_table
@@ -118,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
     )
     if bar is not None:
         bar.close()
+    hint = demote_alone(constraints, result.replica_moves, result.moved_bytes)
+    if hint:
+        result = replace(result, warnings=(*result.warnings, *hint))
     write_plan(result.plan, args.out)
     if args.plot:
         from kafka_balancer.report.plots import utilisation_before_after

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from kafka_balancer.model.snapshot import Snapshot
-from kafka_balancer.planner.constraints import Resolved
+from kafka_balancer.planner.constraints import Constraints, Resolved
 
 
 def _ids(snap: Snapshot, mask: np.ndarray) -> str:
@@ -57,11 +57,11 @@ def unfilled(snap: Snapshot, res: Resolved) -> list[str]:
             "(list them in --add-brokers to fill them too)"]
 
 
-def demote_alone(res: Resolved, replica_moves: int, moved_bytes: float) -> list[str]:
-    """A warning when ``--demote-brokers`` is the only mode and the plan still moves replicas: the flag
-    narrows a rebalance, so the plan balances the rest too, while an operator patching a broker usually wants
-    leadership moved and nothing else (what the service's demote endpoint does)."""
-    c = res.constraints
+def demote_alone(c: Constraints, replica_moves: int, moved_bytes: float) -> list[str]:
+    """A warning for ``plan`` when ``--demote-brokers`` is the only mode and the plan still moves replicas:
+    the flag narrows a rebalance, so the plan balances the rest too, while an operator patching a broker
+    usually wants leadership moved and nothing else (what the service's demote endpoint does; the service's
+    other plans keep its remembered demotions with no such warning)."""
     if not c.demote_brokers or c.leadership_only or c.add_brokers or c.remove_brokers or replica_moves == 0:
         return []
     return [f"--demote-brokers also rebalances: this plan moves {replica_moves} replica(s), {moved_bytes / 1e9:,.1f} "

@@ -646,7 +646,6 @@ def _finish(
             "off them"
         )
     entries, replica_moves, leader_moves, moved = _diff(original, st, cfg.res)
-    warnings += mode_report.demote_alone(cfg.res, replica_moves, moved)
     after_snap = snap.with_assignment(st.rep, st.ldr)
     after = evaluate(after_snap, cfg.theta, cfg.eps)
     out_of_band = ((st.violations() > TOL) | (st.hot_excess() > TOL)) & ~_at_floor(st, cfg)

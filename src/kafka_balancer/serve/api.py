@@ -1,10 +1,11 @@
 """The HTTP API (FastAPI): JSON reads, authenticated writes, Prometheus metrics, the dashboard.
 
-Reads: ``GET /api/state``, ``/api/load``, ``/api/proposal``, ``/api/anomalies``, ``/api/executions``.
-Writes (bearer token or basic auth): ``POST /api/rebalance``, ``/api/add-brokers``,
-``/api/remove-brokers``, ``/api/demote-brokers`` (dry-run unless ``"dry_run": false``), ``/api/stop``,
-``/api/pause``, ``/api/resume``. Errors are JSON ``{"error", "field", "hint"}``: 401 without
-credentials, 4xx for a bad request (naming the field), 409 when a guard refuses; never a traceback.
+Reads: ``GET /api/state``, ``/api/load``, ``/api/proposal``, ``/api/anomalies``, ``/api/executions``,
+``/api/broker-history``. Writes (bearer token or basic auth): ``POST /api/rebalance``, ``/api/add-brokers``,
+``/api/remove-brokers``, ``/api/demote-brokers`` (dry-run unless ``"dry_run": false``),
+``/api/broker-history/forget``, ``/api/stop``, ``/api/pause``, ``/api/resume``. Errors are JSON
+``{"error", "field", "hint"}``: 401 without credentials, 4xx for a bad request (naming the field), 409 when a
+guard refuses; never a traceback.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from importlib import resources
@@ -50,8 +52,8 @@ def _parsed(name: str, parse: Callable[[str, str], T], text: str) -> T:
 
 
 def _limits(body: sc.Limits, service: Service) -> Constraints | None:
-    """The request's excluded topics and budgets over the service's (None: the service's alone), each value
-    checked here so that a 400 names its field."""
+    """The request's excluded topics and budgets over the service's (None: the service's alone, which also
+    hold the broker history's demotions), each value checked here so that a 400 names its field."""
     if body.excluded_topics is None and body.max_moves is None and body.max_bytes is None:
         return None
     exclude = service.limits().exclude_topics
@@ -59,7 +61,7 @@ def _limits(body: sc.Limits, service: Service) -> Constraints | None:
         _parsed("excluded_topics", parse_regex, body.excluded_topics)
         exclude = body.excluded_topics
     nbytes = float(_parsed("max_bytes", parse_size, body.max_bytes)) if body.max_bytes is not None else None
-    return Constraints(exclude_topics=exclude, max_moves=body.max_moves, max_bytes=nbytes)
+    return replace(service.limits(), exclude_topics=exclude, max_moves=body.max_moves, max_bytes=nbytes)
 
 
 def _policy(body: sc.Policy) -> tuple[str, ...] | None:
@@ -163,6 +165,10 @@ def create_app(service: Service, token: str | None, basic: tuple[str, str] | Non
     def get_executions(limit: int = Query(100, ge=1, le=500)) -> dict[str, Any]:
         return {"executions": service.execution_list(limit)}
 
+    @app.get("/api/broker-history", response_model=sc.HistoryResponse, tags=["read"])
+    def get_history() -> dict[str, Any]:
+        return {"brokers": service.history.listing(time.time()), "retention_s": service.history.retention_s}
+
     @app.get("/metrics", tags=["read"], response_class=Response)
     def get_metrics() -> Response:
         body, ctype = metrics_text(service)
@@ -198,6 +204,13 @@ def create_app(service: Service, token: str | None, basic: tuple[str, str] | Non
             raise InputError("goals: a demotion only reorders replica lists, by no goal policy",
                              hint="leave goals out, or ask /api/rebalance with the goals you want")
         return service.request("demote", body.brokers, body.dry_run, limits=_limits(body, service))
+
+    @app.post("/api/broker-history/forget", response_model=sc.ForgetResponse, dependencies=writer,
+              tags=["write"], responses=err)
+    def post_forget(body: sc.ForgetRequest) -> dict[str, Any]:
+        """Brokers removed or demoted through the service may receive replicas and lead again."""
+        forgotten = service.forget_brokers(body.brokers)
+        return {"forgotten": forgotten, "brokers": service.history.listing(time.time())}
 
     @app.post("/api/stop", response_model=sc.SwitchResponse, dependencies=writer, tags=["write"], responses=err)
     def post_stop() -> dict[str, Any]:

@@ -7,6 +7,7 @@ Every key is optional; an unknown key or a bad value is an :class:`InputError` n
     port = 8080
     self_healing = ["broker_failure", "new_brokers"]   # or "all"; none by default
     grace = "2m"
+    broker_history = "336h"   # how long brokers removed or demoted through the API stay out of plans
 
     [http]
     token = "..."            # bearer token for write endpoints (or user/password for basic auth)
@@ -28,6 +29,7 @@ from typing import Any
 from kafka_balancer.errors import InputError
 from kafka_balancer.model.snapshot import RESOURCES
 from kafka_balancer.pipeline.config import DEFAULT_CAPACITY
+from kafka_balancer.serve.broker_history import DEFAULT_RETENTION_S
 from kafka_balancer.validate.values import list_items, parse_duration_s
 from kafka_balancer.validate.values import parse_size as parse_size_bytes
 
@@ -65,6 +67,8 @@ class ServeConfig:
     grace_s: float = 120.0
     goal_violation_windows: int = 3
     new_broker_windows: int = 1
+    # how long the service remembers brokers the operator removed or demoted (serve/broker_history.py)
+    broker_history_s: float = DEFAULT_RETENTION_S
     # guards
     cooldown_s: float = 300.0
     max_bytes_per_hour: float = 50e9
@@ -200,6 +204,8 @@ def _apply(cfg: ServeConfig, key: str, v: Any, where: str) -> ServeConfig:
             return replace(cfg, goal_violation_windows=int(_num(v, k, lo=1, hi=1000, integer=True)))
         case "new_broker_windows" | "healing.new_broker_windows":
             return replace(cfg, new_broker_windows=int(_num(v, k, lo=0, hi=1000, integer=True)))
+        case "broker_history" | "healing.broker_history":
+            return replace(cfg, broker_history_s=parse_duration(v, k))
         case "cooldown" | "guards.cooldown":
             return replace(cfg, cooldown_s=parse_duration(v, k))
         case "max_bytes_per_hour" | "guards.max_bytes_per_hour":

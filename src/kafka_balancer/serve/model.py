@@ -48,8 +48,9 @@ def loads_from_document(doc: Mapping[str, Any], built_at: float) -> PartitionLoa
 
 def live_snapshot(loads: PartitionLoads | None, obs: Observation, known: set[int] | frozenset[int],
                   default_capacity: Mapping[str, float], racks: Mapping[int, str | None],
-                  hosts_are_racks: bool = True) -> Snapshot:
-    """A snapshot of the cluster as the last round saw it, with the pipeline's loads."""
+                  hosts_are_racks: bool = True, removed: frozenset[int] = frozenset()) -> Snapshot:
+    """A snapshot of the cluster as the last round saw it, with the pipeline's loads. ``removed``: brokers
+    the operator removed (serve/broker_history.py), outside the cluster for every plan: not alive here."""
     ids = sorted(set(known) | obs.brokers())
     default = np.array([float(default_capacity[r]) for r in RESOURCES])
     cap = np.array([(loads.capacity.get(b, default) if loads else default) for b in ids]).reshape(len(ids), NR)
@@ -77,7 +78,8 @@ def live_snapshot(loads: PartitionLoads | None, obs: Observation, known: set[int
     snap = Snapshot.build(
         broker_ids=ids, capacity=cap, topics=list(topics), topic_idx=tidx, partition=pnum, replicas=rep,
         leader=lead, leader_load=lload, follower_load=fload, racks=rack_list,
-        hosts=rack_list if hosts_are_racks else None, alive=np.array([b in obs.alive for b in ids]),
+        hosts=rack_list if hosts_are_racks else None,
+        alive=np.array([b in obs.alive and b not in removed for b in ids]),
         name="live",
     )
     return snap
@@ -122,3 +124,25 @@ def load_view(snap: Snapshot, metrics: Metrics) -> dict[str, Any]:
 
 def model_metrics(snap: Snapshot, theta: float, eps: float) -> Metrics:
     return evaluate(snap, theta, eps)
+
+
+def goal_metrics(snap: Snapshot, theta: float, eps: float, demoted: frozenset[int]) -> Metrics:
+    """The metrics the goal detector judges: :func:`model_metrics`, except that on the resources only leaders
+    carry (more leader than follower load in total: network-out, most of cpu) the brokers the operator
+    demoted are left out, as the planner leaves them out of those bands: a demoted broker leads nothing, and
+    no plan may change that. Each such resource has its own η (ε over the brokers it is measured on)."""
+    from dataclasses import replace
+
+    from kafka_balancer.model.snapshot import broker_loads
+    from kafka_balancer.planner.metrics import resource_metrics
+
+    m = evaluate(snap, theta, eps)
+    out = snap.alive & np.isin(snap.broker_ids, np.fromiter(demoted, dtype=np.int64, count=len(demoted)))
+    keep = snap.alive & ~out
+    if not out.any() or not keep.any():
+        return m
+    lead_heavy = snap.leader_load.sum(axis=0) > snap.follower_load.sum(axis=0)
+    util = broker_loads(snap)[keep] / snap.capacity[keep]
+    res = {name: resource_metrics(util[:, r], theta, eps) if lead_heavy[r] else m.resources[name]
+           for r, name in enumerate(RESOURCES)}
+    return replace(m, resources=res)

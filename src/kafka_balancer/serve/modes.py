@@ -130,7 +130,7 @@ def propose(mode: str, snap: Snapshot, theta: float, eps: float, *, brokers: Seq
         raise ValueError(f"unknown mode {mode!r}")
     before = evaluate(snap, theta, eps)
     if mode == "elect_leaders":
-        return _elect(snap, theta, eps, obs, before)
+        return _elect(snap, theta, eps, obs, before, limits.demote_brokers)
     if mode == "demote":
         return _demote(snap, theta, eps, brokers, obs, before, limits.exclude_topics)
     work = snap
@@ -190,12 +190,14 @@ def _demote(snap: Snapshot, theta: float, eps: float, brokers: Sequence[int], ob
                     entry_bytes(snap, plan)[1])
 
 
-def _elect(snap: Snapshot, theta: float, eps: float, obs: Observation | None, before: Metrics) -> Proposal:
+def _elect(snap: Snapshot, theta: float, eps: float, obs: Observation | None, before: Metrics,
+           demoted: frozenset[int] = frozenset()) -> Proposal:
+    """Preferred-leader election where the preferred replica is alive, in sync and not ``demoted``."""
     from kafka_balancer.serve.detectors.leaders import lost
 
     if obs is None:
         return Proposal("elect_leaders", Plan(()), (), before, before)
-    tps = lost(obs)
+    tps = lost(obs, demoted)
     entries = tuple(PlanEntry(t, p, obs.partitions[(t, p)].replicas) for t, p in tps)
     pos = snap.broker_pos()
     index = {(snap.topics[int(snap.topic_idx[p])], int(snap.partition[p])): p for p in range(snap.n_partitions)}

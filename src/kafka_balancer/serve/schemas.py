@@ -44,6 +44,11 @@ class BrokersRequest(Policy):
     dry_run: bool = Field(True, description="only propose (default); false executes the plan")
 
 
+class ForgetRequest(Strict):
+    brokers: list[int] = Field(..., min_length=1, max_length=10_000,
+                               description="Kafka broker ids whose broker-history entries end now")
+
+
 # ---- responses -------------------------------------------------------------------------------
 class ErrorBody(BaseModel):
     error: str
@@ -72,6 +77,24 @@ class ModelStatus(BaseModel):
     balanced: bool | None
 
 
+class HistoryEntry(BaseModel):
+    broker: int
+    kind: str = Field(description="removed (kept empty by every plan) or demoted (kept from leading)")
+    since: float
+    expires: float
+    execution: str | None
+
+
+class HistoryResponse(BaseModel):
+    brokers: list[HistoryEntry]
+    retention_s: float
+
+
+class ForgetResponse(BaseModel):
+    forgotten: list[HistoryEntry]
+    brokers: list[HistoryEntry]
+
+
 class StateResponse(BaseModel):
     started_at: float
     now: float
@@ -90,6 +113,7 @@ class StateResponse(BaseModel):
     execution: ExecutionProgress | None
     cooldown_left_s: float
     open_anomalies: int
+    broker_history: list[HistoryEntry]
     config: dict[str, Any]
 
 

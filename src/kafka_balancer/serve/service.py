@@ -30,10 +30,11 @@ from kafka_balancer.planner.metrics import Metrics
 from kafka_balancer.serve import guards
 from kafka_balancer.serve.anomaly import Anomaly, AnomalyState, Finding
 from kafka_balancer.serve.book import AnomalyBook
+from kafka_balancer.serve.broker_history import BrokerHistory
 from kafka_balancer.serve.config import ServeConfig
 from kafka_balancer.serve.detectors import broker_failure, disk, goal_violation, leaders, new_brokers
 from kafka_balancer.serve.executions import ExecutionRunner
-from kafka_balancer.serve.model import PartitionLoads, live_snapshot, load_view, model_metrics
+from kafka_balancer.serve.model import PartitionLoads, goal_metrics, live_snapshot, load_view, model_metrics
 from kafka_balancer.serve.modes import Proposal, no_moves_reason, propose
 from kafka_balancer.serve.observation import TP, Observation
 from kafka_balancer.serve.store import JsonlStore
@@ -93,6 +94,7 @@ class Service:
         state = cfg.state_dir
         self.anomaly_store = JsonlStore(state / "anomalies.jsonl")
         self.exec_store = JsonlStore(state / "executions.jsonl")
+        self.history = BrokerHistory(state / "broker_history.jsonl", cfg.broker_history_s)
         hold = {"broker_failure": cfg.grace_s, "new_brokers": cfg.new_broker_windows * cfg.window_s,
                 "goal_violation": max(0.0, (cfg.goal_violation_windows - 1) * cfg.window_s - 1.0),
                 "disk": 0.0, "leaders": cfg.window_s}
@@ -223,8 +225,8 @@ class Service:
                 self.dead_since.setdefault(b, obs.ts)
             findings: list[Finding] = []
             findings += broker_failure.detect(obs, frozenset(self.known), self.dead_since)
-            findings += new_brokers.detect(obs)
-            findings += leaders.detect(obs)
+            findings += new_brokers.detect(obs, self.history.removed(obs.ts))
+            findings += leaders.detect(obs, self.history.demoted(obs.ts))
             changed = self.book.update(TOPOLOGY_TYPES, findings, obs.ts)
             self._rebuild_model()
             m = self.model.metrics
@@ -240,7 +242,8 @@ class Service:
         if obs is None:
             return
         loads = self._loads_with_sizes()
-        snap = live_snapshot(loads, obs, self.known, self.cfg.capacity, self.racks)
+        snap = live_snapshot(loads, obs, self.known, self.cfg.capacity, self.racks,
+                             removed=self.history.removed(time.time()))
         self.model.snap = snap
         self.model.metrics = model_metrics(snap, self.cfg.theta, self.cfg.eps)
         h = hashlib.sha256()
@@ -335,7 +338,8 @@ class Service:
             now = time.time()
             self.sigma_history.append({"ts": now, "sigma": {r: m.resources[r].sigma for r in RESOURCES},
                                        "eta": m.eta, "balanced": m.balanced()})
-            findings = goal_violation.detect(m)
+            findings = goal_violation.detect(goal_metrics(snap, self.cfg.theta, self.cfg.eps,
+                                                          self.history.demoted(now)))
             live = [int(b) for i, b in enumerate(snap.broker_ids) if snap.alive[i]]
             findings += disk.detect(live, m.resources["disk"].util, self.cfg.theta)
             self.book.update(MODEL_TYPES, findings, now)
@@ -486,10 +490,19 @@ class Service:
                                  hint=f"known brokers: {sorted(known)}")
             if mode in ("add_brokers", "demote") and b not in alive:
                 raise InputError(f"brokers: broker {b} is not alive")
+            if mode in ("add_brokers", "demote") and b in self.history.removed(time.time()):
+                raise InputError(f"brokers: broker {b} was removed through the service and every plan keeps it "
+                                 "empty (GET /api/broker-history)",
+                                 hint=f'forget it first: POST /api/broker-history/forget {{"brokers": [{b}]}}')
 
     def limits(self) -> Constraints:
-        """What every plan of the service keeps to unless a request says otherwise: the excluded topics."""
-        return Constraints(exclude_topics=self.cfg.exclude_topics)
+        """What every plan of the service keeps to: the excluded topics (unless a request gives its own) and
+        the demotions the broker history holds (of brokers alive in the model)."""
+        with self.lock:
+            snap = self.model.snap
+            live = set() if snap is None else {int(b) for b, a in zip(snap.broker_ids, snap.alive, strict=True) if a}
+        return Constraints(exclude_topics=self.cfg.exclude_topics,
+                           demote_brokers=self.history.demoted(time.time()) & frozenset(live))
 
     def proposal(self, mode: str = "rebalance", brokers: tuple[int, ...] = (), theta: float | None = None,
                  eps: float | None = None, polish: Polish | None = None,
@@ -542,9 +555,31 @@ class Service:
                 raise Conflict(f"not started: the plan moves {p.bytes / 1e6:.1f} MB and the byte cap leaves "
                                f"{ctx.budget / 1e6:.1f} MB this hour")
             eid = self._new_execution(p, snap, reason=f"operator: {mode}", anomalies=[], dry_run=False)
+            kind = {"remove_brokers": "removed", "demote": "demoted"}.get(mode)
+            if kind is not None:  # remembered from the start: a stopped execution is still the operator's intent
+                self.history.record(kind, brokers, eid, time.time())
+                self._event("operator", f"broker(s) {', '.join(map(str, sorted(brokers)))} {kind}: kept so by "
+                            f"every plan for {self.cfg.broker_history_s / 3600:g} h, or until forgotten")
             self.runner.start(eid, p.plan)
         out["execution"] = eid
         return out
+
+    def forget_brokers(self, brokers: list[int]) -> list[dict[str, Any]]:
+        """End the broker history's entries of ``brokers`` (each must have one); the entries ended."""
+        now = time.time()
+        held = {e["broker"] for e in self.history.listing(now)}
+        missing = [b for b in brokers if b not in held]
+        if not brokers or missing:
+            raise InputError(f"brokers: broker {missing[0]} has no entry in the broker history" if missing
+                             else "brokers: give at least one broker id",
+                             hint=f"brokers with one: {sorted(held)}" if held else "the broker history is empty")
+        ended = self.history.forget(brokers, now)
+        with self.lock:
+            self._rebuild_model()  # a removed broker is part of the cluster again
+            self._event("operator", "broker history: forgot " + ", ".join(f"broker {e['broker']} ({e['kind']})"
+                                                                          for e in ended))
+        self._wake_healer.set()
+        return ended
 
     def set_paused(self, paused: bool) -> None:
         with self.lock:
@@ -581,6 +616,7 @@ class Service:
                 "cooldown_left_s": max(0.0, self.cfg.cooldown_s - (time.time() - self.last_end))
                 if self.last_end else 0.0,
                 "open_anomalies": len(self.book.open()),
+                "broker_history": self.history.listing(time.time()),
                 "config": self.cfg.public(),
             }
 

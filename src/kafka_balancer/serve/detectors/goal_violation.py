@@ -20,8 +20,8 @@ def detect(metrics: Metrics) -> list[Finding]:
     bad = {}
     for res, m in metrics.resources.items():
         why = []
-        if m.sigma > metrics.eta + 1e-12:
-            why.append(f"σ {m.sigma:.4f} > η {metrics.eta:.4f}")
+        if m.sigma > m.eta + 1e-12:  # (a resource measured over fewer brokers has its own η: model_metrics)
+            why.append(f"σ {m.sigma:.4f} > η {m.eta:.4f}")
         if m.max_gamma > metrics.eps + 1e-12:
             why.append(f"max γ {m.max_gamma:.3f} > ε {metrics.eps:g}")
         if m.over_theta:

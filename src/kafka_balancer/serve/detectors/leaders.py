@@ -6,6 +6,8 @@ rebalance is off on the local cluster, and often elsewhere).
     >>> obs = Observation(0.0, frozenset({1, 2}), {}, {("t", 0): Replicas((1, 2), 2, (1, 2))})
     >>> [(f.key, f.evidence["count"]) for f in detect(obs)]
     [('preferred-leaders', 1)]
+    >>> detect(obs, demoted=frozenset({1}))  # demoted by the operator: never elected back
+    []
 """
 
 from __future__ import annotations
@@ -16,14 +18,16 @@ from kafka_balancer.serve.observation import TP, Observation
 TYPE = "leaders"
 
 
-def lost(obs: Observation) -> list[TP]:
+def lost(obs: Observation, demoted: frozenset[int] = frozenset()) -> list[TP]:
+    """Partitions whose preferred replica is alive, in sync and not leading; ``demoted``: brokers that must
+    not lead (serve/broker_history.py), whose partitions are left as they are."""
     return sorted(tp for tp, p in obs.partitions.items()
                   if p.replicas and p.leader != p.replicas[0] and p.replicas[0] in obs.alive
-                  and p.replicas[0] in p.isr)
+                  and p.replicas[0] in p.isr and p.replicas[0] not in demoted)
 
 
-def detect(obs: Observation) -> list[Finding]:
-    tps = lost(obs)
+def detect(obs: Observation, demoted: frozenset[int] = frozenset()) -> list[Finding]:
+    tps = lost(obs, demoted)
     if not tps:
         return []
     by_broker: dict[int, int] = {}
