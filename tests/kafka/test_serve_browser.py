@@ -196,6 +196,27 @@ def ask_form(drv: Any, url: str) -> None:
     while f"{eid} demote finished" not in drv.find_element(By.ID, "executions").text.replace("\n", " "):
         assert time.monotonic() < deadline, drv.find_element(By.ID, "executions").text
         time.sleep(0.3)
+    # the service remembers the demotion (every later plan keeps broker 1 from leading) and the page lists it
+    # with a Forget button; a dismissed confirm forgets nothing, an accepted one ends the entry
+    assert [(e["broker"], e["kind"], e["execution"]) for e in get(url + "/api/broker-history")["brokers"]] == [
+        (1, "demoted", eid)]
+    deadline = time.monotonic() + 10
+    while not drv.find_elements(By.CSS_SELECTOR, '[data-k="forget-1"]'):
+        assert time.monotonic() < deadline, drv.find_element(By.ID, "history").text
+        time.sleep(0.3)
+    assert "demoted: leads nothing" in drv.find_element(By.CSS_SELECTOR, '[data-k="history-demoted-1"]').text
+    drv.find_element(By.CSS_SELECTOR, '[data-k="forget-1"]').click()
+    drv.switch_to.alert.dismiss()
+    time.sleep(2.5)
+    assert len(get(url + "/api/broker-history")["brokers"]) == 1
+    drv.find_element(By.CSS_SELECTOR, '[data-k="forget-1"]').click()
+    drv.switch_to.alert.accept()
+    deadline = time.monotonic() + 10
+    while drv.find_elements(By.CSS_SELECTOR, '[data-k="forget-1"]'):
+        assert time.monotonic() < deadline, drv.find_element(By.ID, "history-msg").text
+        time.sleep(0.3)
+    assert drv.find_element(By.ID, "history-msg").text == "forgot broker 1 (demoted)"
+    assert get(url + "/api/broker-history")["brokers"] == []
     fill(drv, mode="rebalance", exclude="")  # the screenshot shows a proposal
     submitted(drv, "ask-msg")
 

@@ -1,7 +1,8 @@
 """The balancer service on its own real 4-broker cluster (broker 4 is the one that dies, flaps and comes
 back): a flapping broker is ignored; a dead broker is detected within grace + 1 window and evacuated
-with nothing lost; a broker that joins empty is filled within the ε band; dry-run, cooldown and the byte
-cap hold; the service SIGKILLed mid-execution resumes from its journal and clears the throttle.
+with nothing lost; a broker that joins empty is filled within the ε band; a broker removed through the API
+stays empty under self-healing until forgotten; dry-run, cooldown and the byte cap hold; the service
+SIGKILLed mid-execution resumes from its journal and clears the throttle.
 
 The tests run in file order on one cluster (starting one costs ~40 s); each starts its own service.
 Loads come from replica sizes (``model="sizes"``): these scenarios are about topology and execution;
@@ -209,6 +210,46 @@ def test_a_broker_that_joins_empty_is_filled_within_the_band(cluster: LocalClust
         d = load["resources"]["disk"]
         assert b["replicas"] > 0
         assert d["band_low"] - 1e-9 <= b["resources"]["disk"]["util"] <= d["band_high"] + 1e-9, (b, d)
+    finally:
+        s.stop()
+
+
+def post(s: Started, path: str, body: dict[str, Any]) -> Any:
+    req = urllib.request.Request(s.http.url + path, data=orjson.dumps(body), method="POST",
+                                 headers={"Authorization": "Bearer tok", "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=120) as r:
+        return orjson.loads(r.read())
+
+
+def test_a_removed_broker_stays_empty_under_self_healing_until_forgotten(cluster: LocalCluster,
+                                                                         tmp_path: Path) -> None:
+    assert any(VICTIM in r for r in assignment(cluster, "sv").values())  # filled by the test before
+    s = serve(cluster, tmp_path, self_healing=frozenset({"new_brokers", "goal_violation"}), goal_violation_windows=1)
+    try:
+        wait_for(lambda: s.service.model.snap is not None, 60, "the first model")
+        r = post(s, "/api/remove-brokers", {"brokers": [VICTIM], "dry_run": False})
+        ex = wait_for(lambda: (e := s.service.executions.get(r["execution"])) and e.get("ended") and e, 240,
+                      "the removal finished")
+        assert ex["state"] == "finished" and ex["verified"], ex
+        assert all(VICTIM not in reps for reps in assignment(cluster, "sv").values())
+        # two windows with new-broker and goal self-healing on: the drained broker is neither found nor filled
+        t0 = time.time()
+        time.sleep(2 * WINDOW + INTERVAL)
+        assert anomaly(s.service, "new_brokers", f"broker-{VICTIM}", t0) is None
+        assert all(VICTIM not in reps for reps in assignment(cluster, "sv").values())
+        with urllib.request.urlopen(s.http.url + "/api/broker-history", timeout=30) as resp:
+            hist = orjson.loads(resp.read())["brokers"]
+        assert [(e["broker"], e["kind"], e["execution"]) for e in hist] == [(VICTIM, "removed", r["execution"])]
+        # forgotten: the broker is part of the cluster again, new and empty, and self-healing fills it
+        t1 = time.time()
+        assert [e["broker"] for e in post(s, "/api/broker-history/forget", {"brokers": [VICTIM]})["forgotten"]] == [
+            VICTIM]
+        a = wait_for(lambda: (x := anomaly(s.service, "new_brokers", f"broker-{VICTIM}", t1)) and x["execution"]
+                     and x, 120, "the forgotten broker found and handled")
+        fill = wait_for(lambda: (e := s.service.executions.get(a["execution"])) and e.get("ended") and e, 240,
+                        "the fill finished")
+        assert fill["state"] == "finished" and fill["verified"] and fill["mode"] == "add_brokers"
+        assert any(VICTIM in reps for reps in assignment(cluster, "sv").values())
     finally:
         s.stop()
 

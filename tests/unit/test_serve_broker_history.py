@@ -98,7 +98,7 @@ def svc(tmp_path: Path) -> Service:
                       capacity={"cpu": 100, "disk": 1e9, "nw_in": 1e6, "nw_out": 1e6})
     s = Service(cfg, model_source="sizes")
     started: list[tuple[str, Any]] = []
-    s.runner.start = lambda eid, plan: started.append((eid, plan))  # type: ignore[method-assign]
+    s.runner.start = lambda exec_id, plan: started.append((exec_id, plan))  # type: ignore[method-assign]
     s.on_round(_round({1, 2, 3}, time.time()), SIZES)
     return s
 

@@ -6,6 +6,7 @@ const COLORS = { cpu: "#c0504d", disk: "#4f81bd", nw_in: "#9bbb59", nw_out: "#80
 const SVGNS = "http://www.w3.org/2000/svg";
 let lastProposalAt = 0;
 let lastFingerprint = "";
+let removedBrokers = new Set(); // the broker history's removed brokers: drawn as such, not as dead
 
 function el(tag, attrs, text) {
   const e = tag.startsWith("svg:") ? document.createElementNS(SVGNS, tag.slice(4)) : document.createElement(tag);
@@ -36,7 +37,7 @@ function barChart(res, load) {
   const n = brokers.length, slot = (W - L - 4) / Math.max(1, n);
   brokers.forEach((b, i) => {
     const u = b.resources[res].util;
-    const cls = !b.alive ? "bar dead" : u > load.theta ? "bar over" : "bar";
+    const cls = removedBrokers.has(b.id) ? "bar removed" : !b.alive ? "bar dead" : u > load.theta ? "bar over" : "bar";
     const x = L + i * slot + slot * 0.15;
     svg.appendChild(el("svg:rect", { class: cls, x, width: slot * 0.7, y: y(u), height: Math.max(0, y(0) - y(u)),
       "data-broker": b.id, "data-res": res }));
@@ -108,6 +109,41 @@ function renderState(s) {
   } else {
     ex.textContent = "none running" + (s.cooldown_left_s > 0 ? ` (cooldown ${s.cooldown_left_s.toFixed(0)} s)` : "");
   }
+}
+
+// what the operator removed or demoted through the service, each with a Forget button (a write: the token)
+function renderHistory(entries) {
+  removedBrokers = new Set(entries.filter((e) => e.kind === "removed").map((e) => e.broker));
+  const tb = document.querySelector("#history tbody");
+  tb.replaceChildren(...entries.map((e) => {
+    const tr = el("tr", { "data-k": `history-${e.kind}-${e.broker}` });
+    for (const v of [String(e.broker), e.kind === "removed" ? "removed: empty" : "demoted: leads nothing",
+      new Date(e.since * 1000).toLocaleString(), new Date(e.expires * 1000).toLocaleString(), e.execution || ""]) {
+      tr.appendChild(el("td", {}, v));
+    }
+    const td = el("td");
+    const b = el("button", { type: "button", "data-k": `forget-${e.broker}` }, "Forget");
+    b.addEventListener("click", () => forget(e));
+    td.appendChild(b);
+    tr.appendChild(td);
+    return tr;
+  }));
+  if (!entries.length) tb.appendChild(el("tr", {}, "")).appendChild(el("td", { colspan: 6 }, "none"));
+}
+
+async function forget(e) {
+  const what = e.kind === "removed" ? "receive replicas" : "lead";
+  if (!window.confirm(`Forget broker ${e.broker}? Plans (self-healing included) may then make it ${what} again.`)) return;
+  const msg = document.getElementById("history-msg");
+  const r = await fetch("/api/broker-history/forget", {
+    method: "POST",
+    headers: { Authorization: `Bearer ${token()}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ brokers: [e.broker] }),
+  });
+  const body = await r.json().catch(() => ({}));
+  msg.className = r.ok ? "ask-msg" : "ask-msg error";
+  msg.textContent = r.ok ? `forgot broker ${e.broker} (${e.kind})` : (body.error || `HTTP ${r.status}`) + (body.hint ? ` (${body.hint})` : "");
+  await tick();
 }
 
 function renderLoad(load) {
@@ -217,6 +253,7 @@ async function tick() {
     const s = await getJSON("/api/state");
     if (!s) return;
     renderState(s);
+    renderHistory(s.broker_history || []);
     const [an, ex] = await Promise.all([getJSON("/api/anomalies?limit=40"), getJSON("/api/executions?limit=20")]);
     if (an) renderAnomalies(an.anomalies);
     if (ex) renderExecutions(ex.executions);
