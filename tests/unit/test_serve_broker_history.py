@@ -125,6 +125,7 @@ def test_a_removed_broker_stays_empty_and_out_of_the_detectors_until_forgotten(s
     assert "/api/broker-history/forget" in bad.json()["hint"]
     hist = c.get("/api/broker-history").json()
     assert [(e["broker"], e["kind"]) for e in hist["brokers"]] == [(3, "removed")]
+    assert 'kafka_balancer_broker_history{broker="3",kind="removed"} 1.0' in c.get("/metrics").text
     assert c.get("/api/state").json()["broker_history"] == hist["brokers"]
     assert c.post("/api/broker-history/forget", json={"brokers": [3]}).status_code == 401
     unknown = c.post("/api/broker-history/forget", json={"brokers": [9]}, headers=AUTH)
@@ -132,6 +133,7 @@ def test_a_removed_broker_stays_empty_and_out_of_the_detectors_until_forgotten(s
         "broker history"
     done = c.post("/api/broker-history/forget", json={"brokers": [3]}, headers=AUTH).json()
     assert [e["broker"] for e in done["forgotten"]] == [3] and done["brokers"] == []
+    assert "kafka_balancer_broker_history{" not in c.get("/metrics").text
     snap = svc.model.snap
     assert snap is not None and snap.alive[list(snap.broker_ids).index(3)]  # part of the cluster again
     assert c.post("/api/add-brokers", json={"brokers": [3]}, headers=AUTH).status_code == 200

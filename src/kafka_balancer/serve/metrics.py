@@ -3,11 +3,14 @@
 ``kafka_balancer_sigma{resource}``, ``kafka_balancer_eta``, ``kafka_balancer_utilisation{broker,resource}``,
 ``kafka_balancer_anomalies{type,state}``, ``kafka_balancer_executions_total{state}``,
 ``kafka_balancer_bytes_moved_total``, ``kafka_balancer_execution_running``, ``kafka_balancer_paused``,
-``kafka_balancer_under_replicated_partitions``, ``kafka_balancer_sampling_rounds_total``.
+``kafka_balancer_under_replicated_partitions``, ``kafka_balancer_sampling_rounds_total``,
+``kafka_balancer_broker_history{broker,kind}`` (1 for each broker removed or demoted through the API that
+every plan keeps so: an alert can ask why a broker is still demoted a week later).
 """
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -73,6 +76,11 @@ class ServiceCollector(Collector):
         yield GaugeMetricFamily("kafka_balancer_under_replicated_partitions", "partitions with ISR < replicas",
                                 value=len(obs.under_replicated()) if obs else 0)
         yield CounterMetricFamily("kafka_balancer_sampling_rounds", "sampling rounds taken", value=rounds)
+        held = GaugeMetricFamily("kafka_balancer_broker_history", "1 per broker kept removed or demoted by every "
+                                 "plan (serve/broker_history.py)", labels=["broker", "kind"])
+        for e in s.history.listing(time.time()):
+            held.add_metric([str(e["broker"]), e["kind"]], 1.0)
+        yield held
 
 
 def metrics_text(service: Service) -> tuple[bytes, str]:
