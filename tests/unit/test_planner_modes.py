@@ -221,6 +221,8 @@ def test_modes_compose() -> None:
         (Constraints(add_brokers=frozenset({1, 3})), "--add-brokers: broker 3 is down in the snapshot"),
         (Constraints(remove_brokers=frozenset({2}), leadership_only=True),
          "--remove-brokers needs replica moves, and --leadership-only allows none"),
+        (Constraints(add_brokers=frozenset({2}), leadership_only=True),
+         "--add-brokers needs replica moves, and --leadership-only allows none"),
     ],
 )
 def test_bad_input_is_one_line_naming_it(c: Constraints, message: str) -> None:
@@ -257,8 +259,9 @@ def test_invariants_hold_for_random_modes(seed: int) -> None:
     )
     try:
         r = plan(snap, constraints=c)
-    except InputError as e:  # a removal the budget or layout cannot carry is refused, naming why
-        assert "remove" in e.message or "--max" in e.message
+    except InputError as e:  # a removal the budget or layout cannot carry is refused, naming why (and an add
+        # with leadership only)
+        assert "remove" in e.message or "--max" in e.message or e.message.startswith("--add-brokers needs")
         return
     # a replica of a dead broker with nowhere the modes let it go stays, and the plan names its partition;
     # when only a few brokers may receive, a healed partition may span fewer racks or hosts (healing first)

@@ -117,6 +117,11 @@ class Constraints:
                 hint="drop --leadership-only to empty the brokers, or use --demote-brokers to move only leadership "
                 "off them",
             )
+        if self.leadership_only and self.add_brokers:
+            raise InputError(
+                "--add-brokers needs replica moves, and --leadership-only allows none",
+                hint="drop --leadership-only to fill the brokers, or drop --add-brokers to move only leadership",
+            )
         if self.exclude_topics is not None:
             compile_topics(self.exclude_topics)
         if self.max_moves is not None and self.max_moves < 0:
