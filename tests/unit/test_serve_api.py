@@ -100,6 +100,16 @@ def test_pause_resume_with_bearer_and_basic(client: TestClient, svc: Service) ->
     assert client.post("/api/stop", headers=AUTH).json() == {"paused": False, "stopped": False}
 
 
+def test_a_pause_outlives_a_restart(client: TestClient, svc: Service) -> None:
+    # an operator who paused self-healing during an incident must not find it running after a restart
+    assert client.post("/api/pause", headers=AUTH).json()["paused"] is True
+    again = Service(svc.cfg, model_source="sizes")  # the same state directory
+    assert again.paused and any("stays paused" in e["text"] for e in again.timeline)
+    again.set_paused(False)
+    third = Service(svc.cfg, model_source="sizes")
+    assert not third.paused and not any("stays paused" in e["text"] for e in third.timeline)
+
+
 def test_operator_actions_are_dry_runs_by_default(client: TestClient, svc: Service) -> None:
     r = client.post("/api/add-brokers", json={"brokers": [3]}, headers=AUTH).json()
     assert r["dry_run"] and r["execution"] is None and r["proposal"]["mode"] == "add_brokers"

@@ -95,6 +95,7 @@ class Service:
         self.anomaly_store = JsonlStore(state / "anomalies.jsonl")
         self.exec_store = JsonlStore(state / "executions.jsonl")
         self.history = BrokerHistory(state / "broker_history.jsonl", cfg.broker_history_s)
+        self.switch_store = JsonlStore(state / "switches.jsonl")  # the pause switch, kept across restarts
         hold = {"broker_failure": cfg.grace_s, "new_brokers": cfg.new_broker_windows * cfg.window_s,
                 "goal_violation": max(0.0, (cfg.goal_violation_windows - 1) * cfg.window_s - 1.0),
                 "disk": 0.0, "leaders": cfg.window_s}
@@ -120,6 +121,11 @@ class Service:
 
     # ---- history ------------------------------------------------------------------------------
     def _restore(self) -> None:
+        switch = self.switch_store.latest_by_id().get("pause")
+        if switch is not None and switch.get("paused") is True:  # an operator's pause outlives a restart
+            self.paused = True
+            self._event("operator", "self-healing stays paused: paused by the operator before the restart "
+                        f"({time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(float(switch.get('ts', 0))))})")
         recs = self.anomaly_store.latest_by_id()
         self.book.restore(Anomaly.from_dict(r) for r in recs.values())
         for eid, rec in self.exec_store.latest_by_id().items():
@@ -585,6 +591,7 @@ class Service:
         with self.lock:
             if self.paused != paused:
                 self.paused = paused
+                self.switch_store.append({"id": "pause", "paused": paused, "ts": time.time()})
                 self._event("operator", "paused self-healing" if paused else "resumed self-healing")
         self._wake_healer.set()
 
