@@ -100,6 +100,14 @@ def test_pause_resume_with_bearer_and_basic(client: TestClient, svc: Service) ->
     assert client.post("/api/stop", headers=AUTH).json() == {"paused": False, "stopped": False}
 
 
+def test_stopping_an_execution_pauses_self_healing(client: TestClient, svc: Service) -> None:
+    # the executor's side of a stop is the real-cluster test's (tests/kafka/test_serve_live.py); here, the
+    # service's: a stop that stopped something pauses self-healing, one that found nothing running does not
+    svc.runner.stop = lambda: True  # type: ignore[method-assign]
+    assert client.post("/api/stop", headers=AUTH).json() == {"paused": True, "stopped": True}
+    assert any("self-healing paused until POST /api/resume" in e["text"] for e in svc.timeline)
+
+
 def test_a_pause_outlives_a_restart(client: TestClient, svc: Service) -> None:
     # an operator who paused self-healing during an incident must not find it running after a restart
     assert client.post("/api/pause", headers=AUTH).json()["paused"] is True

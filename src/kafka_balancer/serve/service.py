@@ -596,9 +596,13 @@ class Service:
         self._wake_healer.set()
 
     def stop_execution(self) -> bool:
+        """Stop the running execution and pause self-healing, which would otherwise start the same fix again
+        once the cooldown ends: an operator who stops an execution resumes self-healing when ready."""
         stopped = self.runner.stop()
         if stopped:
-            self._event("operator", "stop requested for the running execution")
+            self._event("operator", "stop requested for the running execution; self-healing paused until "
+                        "POST /api/resume")
+            self.set_paused(True)
         return stopped
 
     # ---- views (the API) ----------------------------------------------------------------------
