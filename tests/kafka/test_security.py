@@ -276,6 +276,59 @@ def test_balanced_group_consumes_everything_produced(secure_cluster: Any, tmp_pa
     _assert_no_secrets(secure_cluster.secrets(), [tmp_path], errs)
 
 
+# ---- the balancer service ------------------------------------------------------------------------------------------
+def test_the_service_samples_and_executes_on_a_secured_cluster(secure_cluster: Any, tmp_path: Path) -> None:
+    """``serve --command-config``: the sampler and the executor with the admin's SASL_SSL settings; an
+    operator's rebalance (the session's other topics excluded) runs and is verified; no secret in the state
+    directory, the service's log lines or its API."""
+    import urllib.request
+
+    from kafka import KafkaProducer
+    from kafka_balancer.serve.config import ServeConfig
+    from kafka_balancer.serve.runtime import start
+
+    admin_props = secure_cluster.properties("admin")
+    settings = load_settings(admin_props)
+    admin = connect_admin(secure_cluster.bootstrap, security=settings)
+    secure_cluster._admins.append(admin)
+    topic = "sec-serve"
+    _topic(admin, topic, 4, {p: [1, 2] if p % 2 == 0 else [2, 1] for p in range(4)})  # nothing on broker 3
+    producer = KafkaProducer(bootstrap_servers=secure_cluster.bootstrap, acks="all", **kafka_kwargs(settings))
+    for i in range(400):
+        producer.send(topic, value=b"s" * 2500, partition=i % 4)
+    producer.flush()
+    producer.close()
+    said: list[str] = []
+    cfg = ServeConfig(bootstrap=secure_cluster.bootstrap, command_config=admin_props, state_dir=tmp_path / "serve",
+                      interval_s=1.0, window_s=4.0, token="sec-tok", eps=0.1,
+                      capacity={"cpu": 100.0, "disk": 1e7, "nw_in": 1e6, "nw_out": 1e6})
+    s = start(cfg, model_source="sizes", port=0, say=said.append)
+
+    def api(path: str, body: dict[str, Any] | None = None) -> Any:
+        req = urllib.request.Request(s.http.url + path, data=orjson.dumps(body) if body is not None else None,
+                                     method="POST" if body is not None else "GET",
+                                     headers={"Authorization": "Bearer sec-tok", "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return orjson.loads(r.read())
+
+    try:
+        _wait(lambda: s.service.rounds >= 2 and s.service.model.snap is not None, 60, "two sampling rounds")
+        state = api("/api/state")
+        assert state["brokers_alive"] == [1, 2, 3] and state["sample_errors"] == 0, state
+        r = api("/api/rebalance", {"dry_run": False, "excluded_topics": f"(?!{topic}$).*"})
+        assert r["proposal"]["partitions"] > 0 and all(m["topic"] == topic for m in r["proposal"]["moves"])
+        _wait(lambda: bool(s.service.executions.get(r["execution"], {}).get("ended")), 120, "the execution")
+        ex = s.service.executions[r["execution"]]
+        assert ex["state"] == "finished" and ex["verified"], ex
+        (t,) = admin.describe_topics([topic])
+        now = {p["partition_index"]: [int(b) for b in p["replica_nodes"]] for p in t["partitions"]}
+        assert all(now[m["partition"]] == m["to"] for m in r["proposal"]["moves"]), (now, r["proposal"]["moves"])
+        streams = [*said, orjson.dumps(api("/api/state")).decode(), orjson.dumps(api("/api/executions")).decode()]
+    finally:
+        s.stop()
+    _assert_no_secrets(secure_cluster.secrets(), [tmp_path], streams)
+
+
 # ---- bad security settings -------------------------------------------------------------------------------------
 def _other_ca(tmp_path: Path) -> Path:
     ca = tmp_path / "other-ca.pem"
