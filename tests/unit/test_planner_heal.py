@@ -54,6 +54,7 @@ def test_heal_moves_only_the_dead_brokers_replicas_to_the_emptiest_brokers() -> 
     assert r.moved_bytes == pytest.approx(24 * GB)
     assert any("healing only" in w and "--remove-brokers 3" in w for w in r.warnings)
     assert "mode heal" in plan_table(r)
+    assert "the failure forces 24.0 GB (1.00× the bound)" in plan_table(r)  # not a bound "to balance"
     assert mode_violations(snap, after, Constraints(), heal=True) == []
 
 

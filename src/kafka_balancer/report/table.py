@@ -75,10 +75,12 @@ def plan_table(result: PlanResult) -> str:
     )
     lb = result.moved_bytes_lower_bound
     ratio = f" ({result.moved_bytes / lb:.2f}× the bound)" if lb > 0 else ""
+    # a heal's bound is what the failure forces any heal to copy; otherwise what any balanced plan copies
+    bound = "the failure forces" if result.mode == "heal" else "lower bound to balance"
     lines.append(
         f"partitions changed {len(result.plan)}   replica moves {result.replica_moves}   "
         f"leader moves {result.leader_moves}   bytes to move {human_bytes(result.moved_bytes)}   "
-        f"lower bound to balance {human_bytes(lb)}{ratio}   planned in {result.seconds:.2f} s"
+        f"{bound} {human_bytes(lb)}{ratio}   planned in {result.seconds:.2f} s"
     )
     lines.append(result.constraints.describe(result.mode) + "   " + _polishing(result))
     if result.goals:
