@@ -16,6 +16,7 @@ from kafka_balancer.planner.bounds import mean_util_range
 from kafka_balancer.planner.constraints import Constraints
 from kafka_balancer.planner.exact import NODE_LIMIT
 from kafka_balancer.planner.invariants import hard_violations
+from kafka_balancer.report.table import plan_table
 from kafka_balancer.sim.cluster import PRESETS, ClusterSpec, generate
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -136,6 +137,8 @@ def test_overloaded_cluster_asks_for_brokers_and_still_lowers_the_worst() -> Non
     check_invariants(snap, result)
     assert result.add_brokers > 0
     assert any("add" in w for w in result.warnings)
+    # said once in the table (the warning), not once more by the table itself
+    assert plan_table(result).count(f"add {result.add_brokers} broker(s)") == 1
     for res in ("disk", "nw_in"):
         assert result.after.resources[res].max_util < result.before.resources[res].max_util
     # adding the recommended brokers would bring every resource's mean under θ

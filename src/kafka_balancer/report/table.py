@@ -87,8 +87,7 @@ def plan_table(result: PlanResult) -> str:
         lines.append("")
         lines.append(goal_table(result))
         lines.append("")
-    if result.add_brokers:
-        lines.append(f"the cluster is overloaded as a whole: add {result.add_brokers} broker(s)")
+    # (a cluster above θ as a whole is said once, by the planner's warning that names how many brokers to add)
     for w in result.warnings:
         lines.append(f"warning: {w}")
     if result.unresolved:
