@@ -198,6 +198,17 @@ def test_budget_kept_and_remainder_reported(budget: Constraints) -> None:
     assert not r.after.balanced()  # type: ignore[attr-defined]
 
 
+def test_what_was_kept_to_is_said_in_one_set_of_words() -> None:
+    # the terminal's line and the dashboard (the API's constraints.kept) read the same words
+    c = Constraints(add_brokers=frozenset({7, 8}), demote_brokers=frozenset({1}), exclude_topics="__.*",
+                    max_moves=500, max_bytes=5e11, leadership_only=True)
+    assert c.kept() == ["add brokers 7,8", "demote brokers 1", "excluded topics /__.*/", "at most 500 replica moves",
+                        "at most 500.0 GB moved", "leadership only"]
+    assert c.as_dict()["kept"] == c.kept()
+    assert c.describe() == "   ".join(["mode add-brokers+demote-brokers+leadership-only", *c.kept()[:-1]])
+    assert Constraints().kept() == [] and Constraints().describe() == "mode full"
+
+
 def test_modes_compose() -> None:
     snap = _snap([[i % 4, (i + 1) % 4] for i in range(16)], n=6)
     c = Constraints(add_brokers=frozenset({4}), remove_brokers=frozenset({3}), demote_brokers=frozenset({2}))

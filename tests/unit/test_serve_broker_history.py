@@ -144,6 +144,7 @@ def test_an_executed_demotion_is_remembered_and_kept_by_every_later_plan(svc: Se
     r = c.post("/api/demote-brokers", json={"brokers": [1], "dry_run": False}, headers=AUTH)
     assert r.status_code == 200 and r.json()["execution"]
     assert svc.history.demoted(time.time()) == {1}
+    assert r.json()["proposal"]["constraints"]["kept"] == ["demote brokers 1", "leadership only"]
     # the cluster as the demotion leaves it: broker 2 leads everything and is preferred everywhere
     after = {("t", p): Replicas((2, 1), 2, (1, 2)) for p in range(12)}
     svc.on_round(Observation(time.time(), frozenset({1, 2, 3}), {b: f"rack-{b}" for b in (1, 2, 3)}, after), SIZES)

@@ -73,12 +73,16 @@ class Constraints:
             "leadership_only": self.leadership_only,
             "max_moves": self.max_moves,
             "max_bytes": self.max_bytes,
+            "kept": self.kept(),
         }
 
-    def describe(self, mode: str | None = None) -> str:
-        """One line for the terminal: the mode (``mode`` when the plan applied another, e.g. ``heal``) and
-        every constraint that is set."""
-        out = [f"mode {mode or self.mode}"]
+    def kept(self) -> list[str]:
+        """Every constraint that is set, in words (the terminal's line and the dashboard show these).
+
+        >>> Constraints(remove_brokers=frozenset({3}), max_bytes=5e11, leadership_only=False).kept()
+        ['remove brokers 3', 'at most 500.0 GB moved']
+        """
+        out = []
         for label, ids in (("add", self.add_brokers), ("remove", self.remove_brokers), ("demote", self.demote_brokers)):
             if ids:
                 out.append(f"{label} brokers {','.join(str(b) for b in sorted(ids))}")
@@ -88,7 +92,14 @@ class Constraints:
             out.append(f"at most {self.max_moves} replica moves")
         if self.max_bytes is not None:
             out.append(f"at most {self.max_bytes / 1e9:,.1f} GB moved")
-        return "   ".join(out)
+        if self.leadership_only:
+            out.append("leadership only")
+        return out
+
+    def describe(self, mode: str | None = None) -> str:
+        """One line for the terminal: the mode (``mode`` when the plan applied another, e.g. ``heal``) and
+        every constraint that is set (the mode already says leadership only)."""
+        return "   ".join([f"mode {mode or self.mode}", *(k for k in self.kept() if k != "leadership only")])
 
     def validate(self, snap: Snapshot) -> None:
         """Raise :class:`InputError` (one line naming the broker, pattern or budget) if these constraints

@@ -186,7 +186,8 @@ def _demote(snap: Snapshot, theta: float, eps: float, brokers: Sequence[int], ob
     notes = (f"{kept} partition(s) keep their leader on a demoted broker: their topics are excluded",) if kept else ()
     return Proposal("demote", plan, tuple(0.0 for _ in entries), before, after, tuple(brokers), notes,
                     {"replica_moves": 0, "leader_moves": len(entries),
-                     "constraints": {"exclude_topics": exclude_topics} if exclude_topics is not None else None},
+                     "constraints": Constraints(demote_brokers=frozenset(gone), leadership_only=True,
+                                                exclude_topics=exclude_topics).as_dict()},
                     entry_bytes(snap, plan)[1])
 
 

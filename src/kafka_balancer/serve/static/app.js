@@ -175,19 +175,6 @@ function renderExecutions(list) {
   }));
 }
 
-function constraintsLine(c) {
-  if (!c) return "";
-  const out = [];
-  for (const [label, ids] of [["add", c.add_brokers], ["remove", c.remove_brokers], ["demote", c.demote_brokers]]) {
-    if (ids && ids.length) out.push(`${label} brokers ${ids.join(",")}`);
-  }
-  if (c.exclude_topics != null) out.push(`excluded topics /${c.exclude_topics}/`);
-  if (c.max_moves != null) out.push(`at most ${c.max_moves} replica moves`);
-  if (c.max_bytes != null) out.push(`at most ${(c.max_bytes / 1e9).toFixed(1)} GB moved`);
-  if (c.leadership_only) out.push("leadership only");
-  return out.join("; ");
-}
-
 // one proposal into `box`; `k` prefixes the data-k keys ("proposal": the live model's, "ask": the form's)
 function renderProposal(p, box, k) {
   box.replaceChildren();
@@ -200,7 +187,7 @@ function renderProposal(p, box, k) {
   head.appendChild(el("b", { "data-k": `${k}-mb` }, fmtMB(p.bytes)));
   head.append(` MB; balanced before: ${p.balanced_before}, after: ${p.balanced_after}`);
   box.appendChild(head);
-  const kept = constraintsLine(p.constraints);
+  const kept = ((p.constraints && p.constraints.kept) || []).join("; "); // in the planner's words
   if (kept) box.appendChild(el("p", { "data-k": `${k}-constraints` }, `kept to: ${kept}`));
   if (p.notes && p.notes.length) {
     const ul = el("ul", { class: "notes", "data-k": `${k}-notes` });
