@@ -41,9 +41,12 @@ def test_entries_hold_until_forgotten_or_expired_and_survive_a_restart(tmp_path:
     assert again.demoted(121.0) == frozenset()
     again.record("removed", [5], "exec-3", now=130.0)  # removed again after being forgotten
     assert BrokerHistory(path, retention_s=100.0).removed(131.0) == {5}
-    with path.open("ab") as f:
-        f.write(b'{"id": "removed-9", "kind"')  # a torn last line from a crash mid-write
+    with path.open("ab") as f:  # lines this module never writes: a hand edit, and a torn last line
+        f.write(b'{"id": "removed-8", "kind": "removed", "broker": "eight", "since": 130.0}\n')
+        f.write(b'{"id": "demoted-7", "kind": "demoted", "broker": 7, "since": "noon"}\n')
+        f.write(b'{"id": "removed-9", "kind"')
     assert BrokerHistory(path, retention_s=100.0).removed(131.0) == {5}
+    assert BrokerHistory(path, retention_s=100.0).demoted(131.0) == frozenset()
     with pytest.raises(ValueError):
         h.record("paused", [1], "exec-4", now=0.0)
 

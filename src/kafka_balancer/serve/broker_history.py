@@ -39,13 +39,19 @@ KINDS = ("removed", "demoted")
 DEFAULT_RETENTION_S = 336 * 3600.0  # two weeks, as Cruise Control's removal and demotion history
 
 
+def _well_formed(r: dict[str, Any]) -> bool:
+    """A line this module wrote (a hand-edited or foreign line is passed over, never a crash of the service)."""
+    return (r.get("kind") in KINDS and type(r.get("broker")) is int and isinstance(r.get("since"), int | float)
+            and not isinstance(r.get("since"), bool) and isinstance(r.get("forgotten"), int | float | None))
+
+
 class BrokerHistory:
     def __init__(self, path: Path, retention_s: float = DEFAULT_RETENTION_S) -> None:
         self.store = JsonlStore(path)
         self.retention_s = retention_s
         self._lock = threading.Lock()
         self._entries: dict[str, dict[str, Any]] = {
-            k: r for k, r in self.store.latest_by_id().items() if r.get("kind") in KINDS and "broker" in r
+            k: r for k, r in self.store.latest_by_id().items() if _well_formed(r)
         }
 
     def _live(self, now: float) -> list[dict[str, Any]]:

@@ -124,8 +124,9 @@ class Service:
         switch = self.switch_store.latest_by_id().get("pause")
         if switch is not None and switch.get("paused") is True:  # an operator's pause outlives a restart
             self.paused = True
-            self._event("operator", "self-healing stays paused: paused by the operator before the restart "
-                        f"({time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(float(switch.get('ts', 0))))})")
+            ts = switch.get("ts")
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if type(ts) in (int, float) else "?"
+            self._event("operator", f"self-healing stays paused: paused by the operator before the restart ({when})")
         recs = self.anomaly_store.latest_by_id()
         self.book.restore(Anomaly.from_dict(r) for r in recs.values())
         for eid, rec in self.exec_store.latest_by_id().items():
