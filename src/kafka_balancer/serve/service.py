@@ -125,7 +125,10 @@ class Service:
         if switch is not None and switch.get("paused") is True:  # an operator's pause outlives a restart
             self.paused = True
             ts = switch.get("ts")
-            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if type(ts) in (int, float) else "?"
+            try:
+                when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+            except (TypeError, ValueError, OverflowError, OSError):  # a hand-edited line
+                when = "?"
             self._event("operator", f"self-healing stays paused: paused by the operator before the restart ({when})")
         recs = self.anomaly_store.latest_by_id()
         self.book.restore(Anomaly.from_dict(r) for r in recs.values())
