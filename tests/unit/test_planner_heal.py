@@ -58,6 +58,15 @@ def test_heal_moves_only_the_dead_brokers_replicas_to_the_emptiest_brokers() -> 
     assert mode_violations(snap, after, Constraints(), heal=True) == []
 
 
+def test_the_heal_names_only_the_dead_brokers_it_copies_from() -> None:
+    # broker 3 died holding replicas; broker 4 is dead too but long empty (decommissioned, or kept removed by
+    # the service): the heal's warning names broker 3 alone
+    snap = _snap([[0, 3], [1, 3], [0], [1], [2]], disk=[20, 4, 14, 16, 10], alive=[True, True, True, False, False])
+    r = plan(snap)
+    (line,) = [w for w in r.warnings if w.startswith("healing only")]
+    assert line.startswith("healing only: the replicas on dead broker(s) 3 move") and "--remove-brokers 3 " in line
+
+
 def test_no_heal_when_brokers_are_named_or_none_is_dead() -> None:
     snap = _snap([[0, 3], [1, 2]], disk=[5, 5], alive=[True, True, True, False])
     assert not heals(snap, Constraints(remove_brokers=frozenset({3})))
