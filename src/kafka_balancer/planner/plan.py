@@ -613,8 +613,8 @@ def _finish(
             warnings.append(_partitions_line(labels, f"keep their leader on a demoted broker: {reason}"))
     if cfg.heal:
         # the dead brokers that held replicas (not those long empty, nor a broker the service keeps removed)
-        held = np.unique(snap.replicas[_stranded_slots(snap)])
-        ids = ",".join(str(int(b)) for b in snap.broker_ids[held])
+        sources = np.unique(snap.replicas[_stranded_slots(snap)])
+        ids = ",".join(str(int(b)) for b in snap.broker_ids[sources])
         warnings.append(
             f"healing only: the replicas on dead broker(s) {ids} move and no others (leadership may); plan again "
             f"once they are in sync to balance the rest, or plan with --remove-brokers {ids} to heal and balance "
