@@ -244,8 +244,10 @@ def test_a_removed_broker_stays_empty_under_self_healing_until_forgotten(cluster
         # forgotten: the broker is part of the cluster again, empty, and self-healing fills it (the goal
         # detector or the new-broker one, whichever confirms first)
         t1 = time.time()
-        assert [e["broker"] for e in post(s, "/api/broker-history/forget", {"brokers": [VICTIM]})["forgotten"]] == [
-            VICTIM]
+        done = post(s, "/api/broker-history/forget", {"brokers": [VICTIM]})
+        assert [e["broker"] for e in done["forgotten"]] == [VICTIM]
+        assert done["notes"] == [f"broker {VICTIM} is live and holds no replica: new_brokers self-healing will fill "
+                                 "it once it is confirmed"]
         fill = wait_for(lambda: next((e for e in s.service.executions.values()
                                       if float(e.get("started", 0)) >= t1 and e.get("ended")), None), 120,
                         "a self-healing execution after the forget")

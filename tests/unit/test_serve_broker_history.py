@@ -136,6 +136,8 @@ def test_a_removed_broker_stays_empty_and_out_of_the_detectors_until_forgotten(s
         "broker history"
     done = c.post("/api/broker-history/forget", json={"brokers": [3]}, headers=AUTH).json()
     assert [e["broker"] for e in done["forgotten"]] == [3] and done["brokers"] == []
+    assert done["notes"] == ['broker 3 is live and holds no replica: self-healing for new_brokers is off: '
+                             'POST /api/add-brokers {"brokers": [3]} fills it']
     assert "kafka_balancer_broker_history{" not in c.get("/metrics").text
     snap = svc.model.snap
     assert snap is not None and snap.alive[list(snap.broker_ids).index(3)]  # part of the cluster again

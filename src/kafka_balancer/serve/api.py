@@ -210,7 +210,8 @@ def create_app(service: Service, token: str | None, basic: tuple[str, str] | Non
     def post_forget(body: sc.ForgetRequest) -> dict[str, Any]:
         """Brokers removed or demoted through the service may receive replicas and lead again."""
         forgotten = service.forget_brokers(body.brokers)
-        return {"forgotten": forgotten, "brokers": service.history.listing(time.time())}
+        return {"forgotten": forgotten, "brokers": service.history.listing(time.time()),
+                "notes": service.after_forget(forgotten)}
 
     @app.post("/api/stop", response_model=sc.SwitchResponse, dependencies=writer, tags=["write"], responses=err)
     def post_stop() -> dict[str, Any]:

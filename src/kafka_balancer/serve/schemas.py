@@ -93,6 +93,8 @@ class HistoryResponse(BaseModel):
 class ForgetResponse(BaseModel):
     forgotten: list[HistoryEntry]
     brokers: list[HistoryEntry]
+    notes: list[str] = Field(default_factory=list, description="what happens next to a forgotten removed broker "
+                             "that is live and empty")
 
 
 class StateResponse(BaseModel):

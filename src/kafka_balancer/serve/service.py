@@ -591,6 +591,24 @@ class Service:
         self._wake_healer.set()
         return ended
 
+    def after_forget(self, ended: list[dict[str, Any]]) -> list[str]:
+        """What happens next to the forgotten removed brokers that are live and empty: filled by self-healing,
+        or by the operator."""
+        with self.lock:
+            obs = self.obs
+        if obs is None:
+            return []
+        counts = obs.replica_counts()
+        out = []
+        for e in ended:
+            b = e["broker"]
+            if e["kind"] != "removed" or b not in obs.alive or counts.get(b, 0):
+                continue
+            out.append(f"broker {b} is live and holds no replica: " + (
+                "new_brokers self-healing will fill it once it is confirmed" if "new_brokers" in self.cfg.self_healing
+                else f'self-healing for new_brokers is off: POST /api/add-brokers {{"brokers": [{b}]}} fills it'))
+        return out
+
     def set_paused(self, paused: bool) -> None:
         with self.lock:
             if self.paused != paused:

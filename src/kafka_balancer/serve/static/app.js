@@ -142,7 +142,8 @@ async function forget(e) {
   });
   const body = await r.json().catch(() => ({}));
   msg.className = r.ok ? "ask-msg" : "ask-msg error";
-  msg.textContent = r.ok ? `forgot broker ${e.broker} (${e.kind})` : (body.error || `HTTP ${r.status}`) + (body.hint ? ` (${body.hint})` : "");
+  const next = r.ok && body.notes && body.notes.length ? `: ${body.notes.join("; ")}` : "";
+  msg.textContent = r.ok ? `forgot broker ${e.broker} (${e.kind})${next}` : (body.error || `HTTP ${r.status}`) + (body.hint ? ` (${body.hint})` : "");
   await tick();
 }
 
