@@ -45,7 +45,7 @@ def held_back(snap: Snapshot, res: Resolved, outside: np.ndarray) -> list[str]:
 def unfilled(snap: Snapshot, res: Resolved) -> list[str]:
     """A warning naming live brokers that hold no replica and that the add mode leaves empty: most likely
     new brokers the operator forgot to list."""
-    if not res.constraints.add_brokers or res.leadership_only:
+    if not res.constraints.add_brokers:  # (with --leadership-only, an add is refused as bad input)
         return []
     holds = np.zeros(snap.n_brokers, dtype=bool)
     held = snap.replicas[snap.replicas >= 0]

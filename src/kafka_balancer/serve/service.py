@@ -510,9 +510,9 @@ class Service:
         the demotions the broker history holds (of brokers alive in the model)."""
         with self.lock:
             snap = self.model.snap
-            live = set() if snap is None else {int(b) for b, a in zip(snap.broker_ids, snap.alive, strict=True) if a}
-        return Constraints(exclude_topics=self.cfg.exclude_topics,
-                           demote_brokers=self.history.demoted(time.time()) & frozenset(live))
+        live = frozenset() if snap is None else frozenset(int(b) for b in snap.broker_ids[snap.alive])
+        demoted = self.history.demoted(time.time()) & live
+        return Constraints(exclude_topics=self.cfg.exclude_topics, demote_brokers=demoted)
 
     def proposal(self, mode: str = "rebalance", brokers: tuple[int, ...] = (), theta: float | None = None,
                  eps: float | None = None, polish: Polish | None = None,
