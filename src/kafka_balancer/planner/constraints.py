@@ -31,7 +31,10 @@ from typing import Any
 import numpy as np
 
 from kafka_balancer.errors import InputError
-from kafka_balancer.model.snapshot import BoolArr, Snapshot
+from kafka_balancer.model.snapshot import CPU, NW_OUT, BoolArr, Snapshot
+
+# what a demoted broker is not held to: it leads nothing, so its network-out and leader CPU stay below the band
+DEMOTED_EXEMPT: tuple[int, ...] = (CPU, NW_OUT)
 
 
 @dataclass(frozen=True)

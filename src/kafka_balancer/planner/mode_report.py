@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from kafka_balancer.model.snapshot import Snapshot
-from kafka_balancer.planner.constraints import Constraints, Resolved
+from kafka_balancer.planner.constraints import DEMOTED_EXEMPT, Constraints, Resolved
 
 
 def _ids(snap: Snapshot, mask: np.ndarray) -> str:
@@ -33,9 +33,8 @@ def held_back(snap: Snapshot, res: Resolved, outside: np.ndarray) -> list[str]:
     elif c.add_brokers:
         lines.append(f"only brokers {_ids(snap, res.receive)} receive replicas (--add-brokers): load moves onto "
                      "them and nowhere else; a rebalance without it may balance further")
-    # only the resources leaders carry more of (cpu and network-out, in practice) are the demotion's doing
-    lead_heavy = snap.leader_load.sum(axis=0) > snap.follower_load.sum(axis=0)
-    low = res.demoted & snap.alive & ~res.removed & outside[:, lead_heavy].any(axis=1)
+    # only the resources the planner does not hold a demoted broker to are the demotion's doing
+    low = res.demoted & snap.alive & ~res.removed & outside[:, list(DEMOTED_EXEMPT)].any(axis=1)
     if low.any():
         lines.append(f"broker(s) {_ids(snap, low)} lead nothing (--demote-brokers): the load only leaders carry "
                      "(network-out, most of cpu) stays off them, below the band, for as long as they are demoted")

@@ -32,7 +32,7 @@ from kafka_balancer.errors import InputError
 from kafka_balancer.model.plan_io import Plan, PlanEntry
 from kafka_balancer.model.snapshot import CPU, DISK, NW_IN, NW_OUT, RESOURCES, Derived, Snapshot
 from kafka_balancer.planner import bounds, budget, exact, holder_floors, mode_report, step_log
-from kafka_balancer.planner.constraints import Constraints, Resolved, resolve
+from kafka_balancer.planner.constraints import DEMOTED_EXEMPT, Constraints, Resolved, resolve
 from kafka_balancer.planner.count_goals import CountGoal, make_goal
 from kafka_balancer.planner.goals import CapacityGoal
 from kafka_balancer.planner.metrics import Metrics, breached, evaluate, gamma_of
@@ -430,7 +430,7 @@ def _search(
         st.exempt_pairs(slice(None), [DISK, NW_IN])
     # a demoted broker leads nothing: its network-out and leader CPU cannot reach the band from below
     demoted = cfg.res.demoted & snap.alive
-    st.exempt_pairs(demoted, [CPU, NW_OUT])
+    st.exempt_pairs(demoted, list(DEMOTED_EXEMPT))
     goals_before = tuple((g, *_goal_state(g, st, cfg)) for g in cfg.policy)
     warnings: list[str] = []
     _, stranded = evacuate.evacuate(st, cfg.res.removed & cfg.res.alive)

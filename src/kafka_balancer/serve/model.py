@@ -127,13 +127,14 @@ def model_metrics(snap: Snapshot, theta: float, eps: float) -> Metrics:
 
 
 def goal_metrics(snap: Snapshot, theta: float, eps: float, demoted: frozenset[int]) -> Metrics:
-    """The metrics the goal detector judges: :func:`model_metrics`, except that on the resources only leaders
-    carry (more leader than follower load in total: network-out, most of cpu) the brokers the operator
-    demoted are left out, as the planner leaves them out of those bands: a demoted broker leads nothing, and
-    no plan may change that. Each such resource has its own η (ε over the brokers it is measured on)."""
+    """The metrics the goal detector judges: :func:`model_metrics`, except that on network-out and cpu
+    (``DEMOTED_EXEMPT``, what the planner does not hold a demoted broker to) the brokers the operator demoted
+    are left out: a demoted broker leads nothing, and no plan may change that. Each such resource has its own
+    η (ε over the brokers it is measured on)."""
     from dataclasses import replace
 
     from kafka_balancer.model.snapshot import broker_loads
+    from kafka_balancer.planner.constraints import DEMOTED_EXEMPT
     from kafka_balancer.planner.metrics import resource_metrics
 
     m = evaluate(snap, theta, eps)
@@ -141,8 +142,7 @@ def goal_metrics(snap: Snapshot, theta: float, eps: float, demoted: frozenset[in
     keep = snap.alive & ~out
     if not out.any() or not keep.any():
         return m
-    lead_heavy = snap.leader_load.sum(axis=0) > snap.follower_load.sum(axis=0)
     util = broker_loads(snap)[keep] / snap.capacity[keep]
-    res = {name: resource_metrics(util[:, r], theta, eps) if lead_heavy[r] else m.resources[name]
+    res = {name: resource_metrics(util[:, r], theta, eps) if r in DEMOTED_EXEMPT else m.resources[name]
            for r, name in enumerate(RESOURCES)}
     return replace(m, resources=res)
