@@ -325,3 +325,18 @@ def test_bad_input_is_one_clear_line(
     assert len(errors) == 1, err
     # nothing half-written is left behind by a refused write
     assert not list(scratch.glob("*.tmp"))
+
+
+def test_a_path_too_long_names_its_own_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # the sweep's seed 2311 ran this from a folder named 0411: the error named --port, whose value "1" is
+    # also in that folder's name, instead of --local-cluster
+    here = tmp_path / "0411"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    rc = main(["serve", "--bootstrap", CLOSED, "--dry-run", "--port", "1", "--local-cluster", "x" * 5000])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith(f"error: --local-cluster {here}/xxx"), err
+    rc = main(["serve", "--bootstrap", CLOSED, "--dry-run", "--port=1", "--local-cluster=" + "x" * 5000])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith(f"error: --local-cluster {here}/xxx"), err

@@ -220,8 +220,12 @@ def _bad_path(exc: OSError, argv: Sequence[str]) -> int:
     """A path the file system refuses whatever is on disk (too long, a link loop): exit 2, naming the flag
     that gave it when one did."""
     name = os.fsdecode(exc.filename)
-    flag = next((argv[i] for i in range(len(argv) - 1)
-                 if argv[i].startswith("--") and argv[i + 1] and argv[i + 1] in name), None)
+    given = [(argv[i], argv[i + 1]) for i in range(len(argv) - 1) if argv[i].startswith("--")]
+    given += [tuple(a.split("=", 1)) for a in argv if a.startswith("--") and "=" in a]  # type: ignore[misc]
+    # the flag whose value the path holds; of several (``--port 1`` and a path under a folder named 0411),
+    # the longest value
+    found = [(len(value), flag) for flag, value in given if value and value in name]
+    flag = max(found)[1] if found else None
     shown = name if len(name) <= 120 else name[:100] + "…"
     print(f"error: {flag + ' ' if flag else ''}{shown}: {exc.strerror}".encode("utf-8", "backslashreplace").decode(),
           file=sys.stderr)
