@@ -189,12 +189,23 @@ def test_leadership_only_moves_no_replica() -> None:
     assert any(line.startswith("replica_count") for line in r.remaining)  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("budget", [Constraints(max_moves=1), Constraints(max_bytes=15 * GB), Constraints(max_moves=0)])
-def test_budget_kept_and_remainder_reported(budget: Constraints) -> None:
+@pytest.mark.parametrize(("budget", "line"), [
+    (Constraints(max_moves=1), "the move budget is spent (--max-moves: 1 of at most 1 replica moves)"),
+    # 10 GB replicas: the second one does not fit in the 5 GB left
+    (Constraints(max_bytes=15 * GB), "the byte budget is spent (--max-bytes: 10.0 of at most 15.0 GB moved; no "
+                                     "replica that may move fits in the rest)"),
+    (Constraints(max_moves=0), "the move budget is spent (--max-moves: 0 of at most 0 replica moves)"),
+])
+def test_budget_kept_and_remainder_reported(budget: Constraints, line: str) -> None:
     snap = _snap([[0]] * 8)
     r = _check(snap, budget)
     assert r.moved_bytes <= 10 * GB + 1  # type: ignore[attr-defined]
-    assert r.remaining and r.remaining[0].startswith("the move or byte budget is spent")  # type: ignore[attr-defined]
+    first = r.remaining[0]  # type: ignore[attr-defined]
+    assert first.startswith(line + "; a larger budget would balance further"), first
+    # the ε band is missed: the line gives the least any plan must move to reach it
+    bound = r.moved_bytes_lower_bound  # type: ignore[attr-defined]
+    assert bound == pytest.approx(58 * GB)  # broker 0 holds 80 GB, the band's top is 22 GB (mean 20, ε 0.1)
+    assert bound > r.moved_bytes and first.endswith(f"at least {bound / 1e9:,.1f} GB (lower bound)"), first  # type: ignore[attr-defined]
     assert not r.after.balanced()  # type: ignore[attr-defined]
 
 

@@ -65,3 +65,25 @@ def demote_alone(c: Constraints, replica_moves: int, moved_bytes: float) -> list
         return []
     return [f"--demote-brokers also rebalances: this plan moves {replica_moves} replica(s), {moved_bytes / 1e9:,.1f} "
             "GB; add --leadership-only to move leadership off the demoted brokers and copy no data"]
+
+
+def budget_spent(c: Constraints, copies: int, copied: float, lower_bound: float, band_missed: bool) -> str:
+    """The line for a plan that stopped because its budget ran out: which budget, how much of it the plan
+    uses, and, while the ε band is missed, the least any plan must move to reach it (the planner's lower
+    bound; the operator's other modes can only raise it).
+
+    >>> budget_spent(Constraints(max_bytes=2e11), 16, 1.998e11, 6.296e11, True)
+    'the byte budget is spent (--max-bytes: 199.8 of at most 200.0 GB moved); a larger budget would balance \
+further: reaching the ε band moves at least 629.6 GB (lower bound)'
+    """
+    if c.max_moves is not None and copies >= c.max_moves:
+        spent = f"the move budget is spent (--max-moves: {copies} of at most {c.max_moves} replica moves)"
+    else:
+        top = c.max_bytes if c.max_bytes is not None else float("inf")
+        spent = f"the byte budget is spent (--max-bytes: {copied / 1e9:,.1f} of at most {top / 1e9:,.1f} GB moved"
+        # what is left is smaller than any replica that could still move
+        spent += "; no replica that may move fits in the rest)" if copied < top * 0.999 else ")"
+    line = f"{spent}; a larger budget would balance further"
+    if band_missed and lower_bound > copied:
+        line += f": reaching the ε band moves at least {lower_bound / 1e9:,.1f} GB (lower bound)"
+    return line

@@ -683,7 +683,9 @@ def _finish(
     if remaining:
         remaining[:0] = mode_report.held_back(snap, cfg.res, st.violation_of(st.util()) > TOL)
     if budget_hit and remaining:
-        remaining.insert(0, "the move or byte budget is spent; a larger budget would balance further")
+        band_missed = bool(_breached(st, cfg).any())
+        remaining.insert(0, mode_report.budget_spent(cfg.res.constraints, st.copies, st.copied, cfg.lower_bound,
+                                                     band_missed))
     return PlanResult(
         plan=Plan(tuple(entries)),
         before=cfg.before,
