@@ -57,6 +57,21 @@ def test_doctor_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "heartbeat.interval.ms <= 2000" in capsys.readouterr().out
 
 
+def test_doctor_names_misspelt_and_damaged_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a misspelt key is ignored by the consumer: the rules judge the default, and the doctor says so
+    found = diagnose({"sesion.timeout.ms": "6000", "group.instanceid": "a", "client.id": "x"})
+    typos = [f.message for f in found if f.rule == "misspelt-key"]
+    assert typos == ["group.instanceid is not a consumer setting; did you mean group.instance.id?",
+                     "sesion.timeout.ms is not a consumer setting; did you mean session.timeout.ms?"]
+    assert "the default 45000 is used" in next(f.explanation for f in found if f.message.startswith("sesion"))
+    # the sweep's seed 2311: a NUL inside a key passed as a config with no group.id problem at all
+    cfg = tmp_path / "c.properties"
+    cfg.write_bytes(b"gro\x00up.id=g\nsession.timeout.ms=45000\n")
+    assert main(["group", "doctor", "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --config {cfg}:1: the key 'gro\\x00up.id' holds a control character"), err
+
+
 def test_advice() -> None:
     assert divisor_counts(12, 5) == (4, 6)
     assert divisor_counts(7, 3) == (1, 7)

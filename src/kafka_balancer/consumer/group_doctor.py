@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,7 @@ DEFAULTS = {
     "max.poll.interval.ms": 300000,
     "max.poll.records": 500,
 }
+READ_KEYS = (*DEFAULTS, "group.instance.id")  # the settings the rules read
 BROKER_MIN_SESSION_MS = 6000
 BROKER_MAX_SESSION_MS = 1800000
 POLL_MARGIN = 1.5
@@ -56,8 +58,29 @@ def read_properties(path: str) -> dict[str, str]:
             continue
         sep = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
         if sep <= 0:
-            raise InputError(f"{path}:{n}: cannot parse {raw!r}", hint="write key=value")
-        out[line[:sep].strip()] = line[sep + 1:].strip()
+            raise InputError(f"--config {path}:{n}: cannot parse {raw!r}", hint="write key=value")
+        key = line[:sep].strip()
+        if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in key):
+            # no consumer setting has one: the file is damaged, and the key would be ignored
+            raise InputError(f"--config {path}:{n}: the key {key!r} holds a control character",
+                             hint="retype the key (consumer settings are plain words such as session.timeout.ms)")
+        out[key] = line[sep + 1:].strip()
+    return out
+
+
+def misspelt(props: dict[str, str]) -> list[Finding]:
+    """A warning for each key that is not one the rules read but is close to one (``sesion.timeout.ms``):
+    the consumer ignores it, and the rule judges the default instead."""
+    out = []
+    for key in sorted(props):
+        if key in READ_KEYS:
+            continue
+        near = difflib.get_close_matches(key, READ_KEYS, n=1, cutoff=0.85)
+        if near:
+            default = DEFAULTS.get(near[0])
+            used = f"the default {default} is used" if default is not None else f"{near[0]} is not set"
+            out.append(Finding("warn", "misspelt-key", f"{key} is not a consumer setting; did you mean {near[0]}?",
+                               f"The consumer ignores an unknown key, so {used}. Correct the key's spelling."))
     return out
 
 
@@ -77,7 +100,7 @@ def _int(props: dict[str, str], key: str) -> tuple[int, bool]:
 def diagnose(props: dict[str, str], *, processing_ms: float | None = None, per_record_ms: float | None = None,
              restart_ms: float | None = None) -> list[Finding]:
     """All findings for one consumer configuration; measured times are optional."""
-    out: list[Finding] = []
+    out: list[Finding] = misspelt(props)
     session, s_set = _int(props, "session.timeout.ms")
     hb, h_set = _int(props, "heartbeat.interval.ms")
     poll, _ = _int(props, "max.poll.interval.ms")
