@@ -181,7 +181,9 @@ FLAG_KINDS = {"--add-brokers": "int_list", "--remove-brokers": "int_list", "--de
               "--exclude-topics": "regex", "--max-moves": "integer", "--max-bytes": "size", "--goals": "names",
               "--self-healing": "names", "--strategies": "names", "fleet --out": "path:out-dir",
               "demo --out": "path:out-dir", "collect --out": "path:out-dir",
-              "simulate consumers --out": "path:out-dir"}
+              "simulate consumers --out": "path:out-dir",
+              # the service keeps its own state there: an existing folder is a fine answer, not a cluster's
+              "serve --state-dir": "path:out-dir"}
 
 
 def kind_of(action: argparse.Action, cmd: str) -> str:
