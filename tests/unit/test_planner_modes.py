@@ -300,3 +300,17 @@ def test_invariants_hold_for_random_modes(seed: int) -> None:
         assert heals(snap, c) and r.summary["mode"] == "heal"
     else:
         assert r.summary["mode"] == c.mode
+
+
+def test_a_budget_goes_to_theta_before_the_band() -> None:
+    # broker 0 holds a 700 GB partition (no broker can hold it inside the disk band: out of reach by proof)
+    # and four 50 GB ones: 900 GB of 1,000, above θ = 0.8. Broker 1 holds 600 GB, above its band (mean 425 GB,
+    # band 382-468). With 100 GB to spend, the capacity goal ranks first: exactly two 50 GB replicas leave
+    # broker 0 (0.800), and nothing is spent on broker 1. Spent on the band first, it stayed at 0.900.
+    snap = _snap([[0]] * 5 + [[1]] * 20 + [[2]] * 4 + [[3]] * 4, disk=[700] + [50] * 4 + [30] * 20 + [25] * 8)
+    r = _check(snap, Constraints(max_bytes=100 * GB))
+    capacity = next(g for g in r.goals if g.name == "capacity")  # type: ignore[attr-defined]
+    assert capacity.before == 1 and capacity.after == 0, capacity.detail
+    assert r.moved_bytes == pytest.approx(100 * GB)  # type: ignore[attr-defined]
+    moved = r.after_snapshot.replicas[:, 0] != snap.replicas[:, 0]  # type: ignore[attr-defined]
+    assert int(moved.sum()) == 2 and set(np.nonzero(moved)[0].tolist()) <= {1, 2, 3, 4}  # two of broker 0's 50 GB

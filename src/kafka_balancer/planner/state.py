@@ -447,6 +447,26 @@ class State:
             self.copied + d * self.disk_bytes[parts][:, None] <= self.max_bytes * (1 + 1e-12)
         )
 
+    def affordable(self, parts: np.ndarray, srcs: int | np.ndarray, dst: int | None = None) -> np.ndarray:
+        """[K]: may a replica of each partition leave its source (one for all, or one each) within the budget,
+        for destination ``dst``, or with ``dst`` None for the cheapest destination there could be (home, if the
+        partition has an original replica elsewhere)? All true without a budget. Strategies drop what fails
+        before they rank candidates, so that a budget's last bytes go to replicas that fit in them."""
+        if not self.budgeted:
+            return np.ones(parts.size, dtype=bool)
+        old = self.snap.replicas[parts]  # [K, R]
+        src_new = ~(old == np.reshape(srcs, (-1, 1))).any(axis=1)
+        if dst is not None:
+            dst_new = ~(old == dst).any(axis=1)
+        else:  # an original replica that the partition no longer holds: a move there copies nothing
+            now = self.rep[parts]
+            home = (old >= 0) & ~(old[:, :, None] == now[:, None, :]).any(axis=2)
+            dst_new = ~home.any(axis=1)
+        d = dst_new.astype(np.int64) - src_new.astype(np.int64)
+        return (self.copies + d <= self.max_moves) & (
+            self.copied + d * self.disk_bytes[parts] <= self.max_bytes * (1 + 1e-12)
+        )
+
     def can_copy(self) -> bool:
         """Could one more replica be copied within the budget (and does any broker receive)?"""
         if not self.receive.any():

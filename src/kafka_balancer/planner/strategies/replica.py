@@ -39,7 +39,7 @@ def shed(st: State, src: int, r: int) -> bool:
         return False
     roles = st.member_roles(src)
     contrib = roles[:, r]
-    keep = contrib > 0
+    keep = (contrib > 0) & st.affordable(m, src)
     m, contrib, roles = m[keep], contrib[keep], roles[keep]
     if m.size == 0:
         return False
@@ -137,7 +137,7 @@ def attract(st: State, dst: int, r: int) -> bool:
         return False
     deltas = st.role_loads(parts, srcs)
     contrib = deltas[:, r]
-    keep = contrib > 0
+    keep = (contrib > 0) & st.affordable(parts, srcs, dst)
     parts, srcs, deltas, contrib = parts[keep], srcs[keep], deltas[keep], contrib[keep]
     if parts.size == 0:
         return False
