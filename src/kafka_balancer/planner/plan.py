@@ -668,6 +668,14 @@ def _finish(
             f"{moved_excluded} partition(s) of excluded topics had replicas on dead or removed brokers and moved "
             "off them"
         )
+    if _gains_nothing(st, cfg, out):
+        # a cluster already within seed 001's goals whose plan fixes no goal: what was found only lowers σ or a
+        # count's spread inside its band, and is not proposed (plan again, or on and on, and nothing moves)
+        st.adopt(snap.replicas, snap.leader)
+        count_moves, cut, at_turn = dict.fromkeys(count_moves, 0), {}, {}
+        warnings.append("nothing to move: the cluster already meets seed 001's goals, and the moves found would "
+                        "improve no goal of the policy (they only lowered σ or a count's spread inside its band; "
+                        "--polish SIZE proposes them)")
     entries, replica_moves, leader_moves, moved = _diff(original, st, cfg.res)
     after_snap = snap.with_assignment(st.rep, st.ldr)
     after = evaluate(after_snap, cfg.theta, cfg.eps)
@@ -738,6 +746,21 @@ def _finish(
         goals=tuple(reports),
         remaining=tuple(remaining),
     )
+
+
+def _gains_nothing(st: State, cfg: _Settings, out: _Outcome) -> bool:
+    """Did a plan of a cluster that started within seed 001's goals (θ and the ε band, σ ≤ η) lower no goal's
+    violation? Not when the operator's modes or a heal force moves, nor when the operator named a polishing
+    allowance; the resource goals must be in the policy (they are the goals the start met)."""
+    c = cfg.res.constraints
+    if cfg.heal or c.remove_brokers or c.demote_brokers or cfg.polish_bytes is not None:
+        return False
+    if not (set(RESOURCE_GOALS) <= set(cfg.policy) and cfg.before.balanced()):
+        return False
+    if not (np.any(st.rep != st.snap.replicas) or np.any(st.ldr != st.snap.leader)):
+        return False  # nothing moved anyway
+    before = {name: v for name, v, _ in out.goals_before}
+    return all(_goal_state(name, st, cfg)[0] >= before[name] - 1e-9 for name in cfg.policy)
 
 
 def _polish(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit: float) -> None:
