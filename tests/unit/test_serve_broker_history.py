@@ -168,3 +168,25 @@ def test_the_retention_is_a_setting(tmp_path: Path) -> None:
     f.write_text('[healing]\nbroker_history = "48h"\n')
     assert load_config(f).broker_history_s == 48 * 3600
     assert ServeConfig().broker_history_s == 336 * 3600
+
+
+def test_self_healing_runs_no_goal_fix_that_leaves_as_many_goals_missed(svc: Service) -> None:
+    # overloaded seed 0: above θ as a whole, so no plan meets seed 001's goals. Its first plan meets many more
+    # of them (137 missed -> 80); planned again once executed, it moves 100 GB and leaves the same 80
+    from kafka_balancer.model.plan_io import apply_plan
+    from kafka_balancer.planner.metrics import goals_missed
+    from kafka_balancer.planner.plan import plan
+    from kafka_balancer.serve.modes import propose
+    from kafka_balancer.sim.cluster import PRESETS, generate
+
+    snap = generate(PRESETS["overloaded"], seed=0)
+    first = propose("rebalance", snap, 0.8, 0.1)
+    assert svc._leaves_goals_missed(goal_violation.TYPE, snap, first) is None
+    settled = apply_plan(snap, plan(snap).plan)
+    again = propose("rebalance", settled, 0.8, 0.1)
+    missed = goals_missed(goal_metrics(settled, 0.8, 0.1, frozenset()))
+    assert len(again.plan) > 0 and missed == 80
+    why = svc._leaves_goals_missed(goal_violation.TYPE, settled, again)
+    assert why is not None and why.startswith(f"the plan found ({len(again.plan)} partitions, ")
+    assert f"would leave 80 of seed 001's goals missed against {missed} now" in why
+    assert svc._leaves_goals_missed("disk", settled, again) is None  # a disk filling up is not held back so

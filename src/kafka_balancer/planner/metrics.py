@@ -105,6 +105,19 @@ def resource_metrics(util: FloatArr, theta: float, eps: float) -> ResourceMetric
     )
 
 
+def goals_missed(m: Metrics) -> int:
+    """How often the metrics miss seed 001's goals: (broker, resource) pairs above θ or with γ above ε,
+    plus resources whose σ is above η (each such resource's own η).
+
+    >>> goals_missed(Metrics(2, 0.8, 0.1, 0.05, {"cpu": resource_metrics(np.array([0.2, 0.6]), 0.8, 0.1)}))
+    3
+    """
+    missed = 0
+    for r in m.resources.values():
+        missed += int(((r.gamma > m.eps + 1e-12) | (r.util > m.theta + 1e-12)).sum()) + int(r.sigma > r.eta + 1e-12)
+    return missed
+
+
 def evaluate(
     snap: Snapshot,
     theta: float = 0.8,

@@ -24,9 +24,10 @@ from typing import Any
 
 from kafka_balancer.errors import BalancerError, InputError
 from kafka_balancer.executor.runner import ExecOptions
+from kafka_balancer.model.plan_io import apply_plan
 from kafka_balancer.model.snapshot import RESOURCES, Snapshot
 from kafka_balancer.planner.constraints import Constraints
-from kafka_balancer.planner.metrics import Metrics
+from kafka_balancer.planner.metrics import Metrics, goals_missed
 from kafka_balancer.serve import guards
 from kafka_balancer.serve.anomaly import Anomaly, AnomalyState, Finding
 from kafka_balancer.serve.book import AnomalyBook
@@ -419,9 +420,11 @@ class Service:
             group = [a for a in group if a.open and a.state in (S.DETECTED, S.WAITING)]
             if not group:
                 return
-            if not len(proposal.plan):  # tried again next window: the model may change (loads, sizes)
+            unfixed = self._leaves_goals_missed(group[0].type, snap, proposal)
+            if not len(proposal.plan) or unfixed:  # tried again next window: the model may change (loads, sizes)
                 for a in group:
-                    self.book.move(a.id, S.WAITING, now, no_moves_reason(proposal) + "; tried again next window")
+                    self.book.move(a.id, S.WAITING, now, (unfixed or no_moves_reason(proposal))
+                                   + "; tried again next window")
                     self._retry_after[a.id] = now + self.cfg.window_s
                 return
             ctx = self.guard_context(now)
@@ -448,6 +451,22 @@ class Service:
             for a in group:
                 self.book.move(a.id, S.FIXING, now, f"execution {eid}: {mode}", execution=eid)
             self.runner.start(eid, proposal.plan)
+
+    def _leaves_goals_missed(self, kind: str, snap: Snapshot, p: Proposal) -> str | None:
+        """For a goal violation: why the plan found is not executed, when it would leave as many of seed 001's
+        goals missed as now, measured as the detector measures them (None when it meets more of them, and
+        for every other anomaly). Where balance is out of reach, each new plan still finds a little to
+        tighten: executed every cooldown, it moved hundreds of GB a round for nothing the detector sees."""
+        if kind != goal_violation.TYPE or not len(p.plan):
+            return None
+        demoted = self.history.demoted(time.time())
+        before = goals_missed(goal_metrics(snap, self.cfg.theta, self.cfg.eps, demoted))
+        after = goals_missed(goal_metrics(apply_plan(snap, p.plan), self.cfg.theta, self.cfg.eps, demoted))
+        if after < before:
+            return None
+        return (f"the plan found ({len(p.plan)} partitions, {p.bytes / 1e9:,.1f} GB) would leave {after} of seed "
+                f"001's goals missed against {before} now (pairs above θ or outside the ε band, σ above η): not "
+                "executed")
 
     def _new_execution(self, p: Proposal, snap: Snapshot, reason: str, anomalies: list[str],
                        dry_run: bool | None = None) -> str:
