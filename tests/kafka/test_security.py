@@ -387,7 +387,9 @@ def test_bad_security_settings_fail_in_one_line(secure_cluster: Any, tmp_path: P
                  ["group", "locate", "--group", "g", "--bootstrap", secure_cluster.bootstrap],
                  ["execute", "--plan", str(tmp_path / "p.json"), "--bootstrap", secure_cluster.bootstrap],
                  ["cancel", "--all", "--bootstrap", secure_cluster.bootstrap]):
-        (tmp_path / "p.json").write_text('{"version": 1, "partitions": []}')
+        # (a plan that moves something: an empty one is said without contacting the cluster)
+        (tmp_path / "p.json").write_text('{"version": 1, "partitions": [{"topic": "t", "partition": 0, '
+                                         '"replicas": [0]}]}')
         rc, _, err = _run(capfd, [*argv, "--command-config", str(cases["wrong password"][0]), "--timeout", "6"],
                           streams)
         assert rc == 2 and "SASL authentication failed" in err, (argv, err)

@@ -340,3 +340,19 @@ def test_a_path_too_long_names_its_own_flag(tmp_path: Path, monkeypatch: pytest.
     rc = main(["serve", "--bootstrap", CLOSED, "--dry-run", "--port=1", "--local-cluster=" + "x" * 5000])
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith(f"error: --local-cluster {here}/xxx"), err
+
+
+def test_an_empty_plan_is_said_and_touches_no_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # what `plan` writes for a cluster that already meets its goals; the bootstrap is a closed port, so any
+    # attempt to connect would end in exit 1 after the timeout
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"version": 1, "partitions": []}))
+    for extra in ([], ["--yes"]):
+        assert main(["execute", "--plan", str(empty), "--bootstrap", CLOSED, "--timeout", "1",
+                     "--journal", str(tmp_path / "j.jsonl"), *extra]) == 0
+        assert capsys.readouterr().out == f"{empty} moves nothing (0 partitions): nothing to execute; the cluster " \
+                                          "was not contacted\n"
+    assert main(["execute", "--plan", str(empty), "--bootstrap", CLOSED, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["partitions"] == 0 and report["verified"] and report["phase"] == "finished"
+    assert not (tmp_path / "j.jsonl").exists()

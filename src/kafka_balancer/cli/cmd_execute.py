@@ -107,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
                        max_in_flight=args.max_in_flight, poll_s=args.poll,
                        stall_timeout_s=args.stall_timeout, progress=not args.no_progress)
     security = settings_from_args(args)
+    if plan is not None and not plan.entries:  # e.g. `plan` on a cluster that already meets its goals
+        return _nothing_to_execute(args.plan, args.json)
     adapter = KafkaAdapter.connect(args.bootstrap, timeout_s=args.timeout, security=security)
     try:
         ex = Executor(adapter, Journal(args.journal), opts)
@@ -141,3 +143,17 @@ def run(args: argparse.Namespace) -> int:
         for line in report.problems[:20]:
             print(f"  problem: {line}")
     return 0 if report.verified else 1
+
+
+def _nothing_to_execute(path: Path, as_json: bool) -> int:
+    """An empty plan: said, and the cluster is not contacted (there is nothing to validate or to move)."""
+    from kafka_balancer.executor.machine import Phase
+    from kafka_balancer.executor.runner import ExecReport
+
+    note = f"{path} moves nothing (0 partitions): nothing to execute; the cluster was not contacted"
+    if as_json:
+        report = ExecReport(0, 0, 0, 0, verified=True, notes=[note], phase=Phase.FINISHED.value)
+        sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        print(note)
+    return 0
