@@ -334,3 +334,19 @@ def test_random_requests_keep_their_promises_or_fail_in_one_line(client: TestCli
             continue
         _check_proposal(path, body, r.json()["proposal"])
     assert svc.executions == {}
+
+
+def test_a_cluster_within_its_goals_gets_nothing_to_move(svc: Service) -> None:
+    # the cluster racks48 seed 0's plan leaves: the planner finds only moves that tighten σ, and proposes none
+    from kafka_balancer.model.plan_io import apply_plan
+    from kafka_balancer.planner.plan import plan
+    from kafka_balancer.sim.cluster import PRESETS, generate
+
+    snap = generate(PRESETS["racks48"], seed=0)
+    svc.set_model(apply_plan(snap, plan(snap).plan))
+    c = TestClient(create_app(svc, TOKEN), raise_server_exceptions=False)
+    r = c.post("/api/rebalance", json={}, headers=AUTH).json()
+    assert r["proposal"]["partitions"] == 0
+    assert r["proposal"]["notes"][0].startswith("nothing to move: the cluster already meets seed 001's goals")
+    r = c.post("/api/rebalance", json={"dry_run": False}, headers=AUTH)
+    assert r.status_code == 409 and r.json()["error"].startswith("nothing to move: the cluster already meets"), r.text

@@ -212,6 +212,9 @@ def _elect(snap: Snapshot, theta: float, eps: float, obs: Observation | None, be
 
 
 def no_moves_reason(p: Proposal) -> str:
+    said = [n for n in p.notes if n.startswith("nothing to move")]  # the planner's own word for it
+    if said:
+        return said[0]
     return "the planner found nothing to move" + (f" ({'; '.join(p.notes[:3])})" if p.notes else "")
 
 
