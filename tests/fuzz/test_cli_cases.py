@@ -247,6 +247,11 @@ CASES: list[C] = [
     (["serve", "--bootstrap", "127.0.0.1:1", "--dry-run", "--self-healing", ","], 2,
      "--self-healing is empty"),  # the sweep's seed 4242: serve ran for ever with no self-healing
     (["cancel", "--bootstrap", "127.0.0.1:1", "--journal", "x" * 5000], 2, "--journal"),
+    # the sweep's seed 777: a prefix of a switch was taken for it (`--al` for `--all`), its value left over as
+    # "unexpected argument 1"; and a move budget no cluster has replicas for
+    (["cancel", "--bootstrap", "127.0.0.1:1", "--al", "1"], 2, "unknown flag --al 1"),
+    (["plan", "--snapshot", "{d}/nosuch.json", "--out", "{d}/p.json", "--max-moves", "99999999999999999999"], 2,
+     "--max-moves must be between 0 and 100000000"),
     (["local-cluster", "status", "--state-dir", "y" * 5000], 2, "--state-dir"),
     (["pipeline", "--samples", "{d}", "--out", "{d}/o.json", "--master", "local[0]"], 1, "--master"),
     (["plan", "--snapshot", "{d}/nosuch.json", "--out", "{d}/p.json", "--theta", "1e-320"], 2, "--theta"),

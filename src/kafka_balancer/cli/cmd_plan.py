@@ -14,7 +14,7 @@ from kafka_balancer.errors import InputError
 from kafka_balancer.model.plan_io import write_plan
 from kafka_balancer.model.snapshot_io import read_snapshot
 from kafka_balancer.planner import plan
-from kafka_balancer.planner.constraints import Constraints
+from kafka_balancer.planner.constraints import MAX_MOVES, Constraints
 from kafka_balancer.planner.mode_report import demote_alone
 from kafka_balancer.planner.plan import POLISH_SHARE
 from kafka_balancer.planner.policy import DEFAULT_GOALS, parse_goals
@@ -79,7 +79,8 @@ def constraints_from(args: argparse.Namespace) -> Constraints:
         demote_brokers=ids(args.demote_brokers, "--demote-brokers"),
         exclude_topics=args.exclude_topics,
         leadership_only=bool(args.leadership_only),
-        max_moves=None if args.max_moves is None else parse_int(args.max_moves, "--max-moves", minimum=0),
+        max_moves=(None if args.max_moves is None
+                   else parse_int(args.max_moves, "--max-moves", minimum=0, maximum=MAX_MOVES)),
         max_bytes=None if args.max_bytes is None else float(parse_size(args.max_bytes, "--max-bytes")),
     )
 

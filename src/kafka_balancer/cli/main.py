@@ -20,7 +20,7 @@ import pkgutil
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from kafka_balancer import __version__
 from kafka_balancer.errors import BalancerError, ClusterError, InputError
@@ -31,6 +31,12 @@ DEBUG_ENV = "KAFKA_BALANCER_DEBUG"
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one ``error:`` line and a hint pointing at ``--help`` (no usage
     block). Subparsers are of the same class (``add_subparsers`` takes the parent's class)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # no prefixes of flags: `cancel --al 1` was `cancel --all` followed by a stray "1"; a flag is named
+        # whole or refused with a guess
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise InputError(message, hint=f"see {self.prog} --help")

@@ -36,6 +36,9 @@ from kafka_balancer.model.snapshot import CPU, NW_OUT, BoolArr, Snapshot
 # what a demoted broker is not held to: it leads nothing, so its network-out and leader CPU stay below the band
 DEMOTED_EXEMPT: tuple[int, ...] = (CPU, NW_OUT)
 
+# the largest --max-moves / max_moves taken: more replicas than any cluster holds (a larger one is a typo)
+MAX_MOVES = 100_000_000
+
 
 @dataclass(frozen=True)
 class Constraints:

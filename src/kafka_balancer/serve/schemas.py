@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kafka_balancer.planner.constraints import MAX_MOVES
+
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -19,7 +21,7 @@ class Limits(Strict):
         None, min_length=1, max_length=4096,
         description="regular expression on whole topic names: those partitions never move, not even their "
         "leadership, and their load still counts (default: the service's exclude_topics)")
-    max_moves: int | None = Field(None, ge=0, le=100_000_000, description="at most this many replica copies")
+    max_moves: int | None = Field(None, ge=0, le=MAX_MOVES, description="at most this many replica copies")
     max_bytes: str | None = Field(None, min_length=1, max_length=32,
                                   description="at most this many bytes copied, a size such as 500G")
 
