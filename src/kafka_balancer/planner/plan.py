@@ -668,7 +668,8 @@ def _finish(
             f"{moved_excluded} partition(s) of excluded topics had replicas on dead or removed brokers and moved "
             "off them"
         )
-    if _gains_nothing(st, cfg, out):
+    idle = _improves_no_goal(st, cfg, out)
+    if idle and cfg.before.balanced():
         # a cluster already within seed 001's goals whose plan fixes no goal: what was found only lowers σ or a
         # count's spread inside its band, and is not proposed (plan again, or on and on, and nothing moves)
         st.adopt(snap.replicas, snap.leader)
@@ -676,6 +677,9 @@ def _finish(
         warnings.append("nothing to move: the cluster already meets seed 001's goals, and the moves found would "
                         "improve no goal of the policy (they only lowered σ or a count's spread inside its band; "
                         "--polish SIZE proposes them)")
+    elif idle:  # out of reach (a cluster above θ as a whole, say): said, since planning again moves data each time
+        warnings.append("this plan improves no goal of the policy: its moves only lower σ or a count's spread, "
+                        "where the goals are out of reach; executing it changes little that the goals measure")
     entries, replica_moves, leader_moves, moved = _diff(original, st, cfg.res)
     after_snap = snap.with_assignment(st.rep, st.ldr)
     after = evaluate(after_snap, cfg.theta, cfg.eps)
@@ -748,14 +752,14 @@ def _finish(
     )
 
 
-def _gains_nothing(st: State, cfg: _Settings, out: _Outcome) -> bool:
-    """Did a plan of a cluster that started within seed 001's goals (θ and the ε band, σ ≤ η) lower no goal's
-    violation? Not when the operator's modes or a heal force moves, nor when the operator named a polishing
-    allowance; the resource goals must be in the policy (they are the goals the start met)."""
+def _improves_no_goal(st: State, cfg: _Settings, out: _Outcome) -> bool:
+    """Does the plan move something yet lower no goal's violation? Not asked when the operator's modes or a
+    heal force moves, nor when the operator named a polishing allowance, nor for a policy without the
+    resource goals (whose continuous measure the goal counts stand for)."""
     c = cfg.res.constraints
     if cfg.heal or c.remove_brokers or c.demote_brokers or cfg.polish_bytes is not None:
         return False
-    if not (set(RESOURCE_GOALS) <= set(cfg.policy) and cfg.before.balanced()):
+    if not set(RESOURCE_GOALS) <= set(cfg.policy):
         return False
     if not (np.any(st.rep != st.snap.replicas) or np.any(st.ldr != st.snap.leader)):
         return False  # nothing moved anyway
