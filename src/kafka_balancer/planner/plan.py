@@ -179,7 +179,7 @@ def _pick_theta_first(
     seed 4 with 20 TB kept three disks at 1.06-1.11 of capacity). Returns the violations to pick from and
     whether they are a hot holder's."""
     band = st.violations()
-    above = _pick(np.where(st.load / st.cap > st.capacity_goal.theta + 1e-12, band, 0.0), given_up, failed, moves)
+    above = _pick(np.where(st.util() > st.capacity_goal.theta + 1e-12, band, 0.0), given_up, failed, moves)
     if above.max() > TOL:
         return above, False
     hot = _pick(st.hot_excess(), given_up, failed, moves)

@@ -433,19 +433,22 @@ class State:
         return all(g.leader_ok(self, p, int(self.ldr[p]), dst) for g in self.guards)
 
     # -- budgets --------------------------------------------------------------------------------
-    def copy_delta(self, parts: np.ndarray, src: int, dests: np.ndarray) -> np.ndarray:
-        """[K, D]: change in the number of copied replicas if a replica of each partition moves from
-        ``src`` to each destination (+1 a new copy, 0 a copy moved on, -1 a replica sent back home)."""
+    def copy_delta(self, parts: np.ndarray, srcs: int | np.ndarray, dests: np.ndarray) -> np.ndarray:
+        """[K, D]: change in the number of copied replicas if a replica of each partition moves from its
+        source (``srcs``: one for all, or one each) to each destination (+1 a new copy, 0 a copy moved on, -1
+        a replica sent back home)."""
         old = self.snap.replicas[parts]  # [K, R]
-        src_new = ~(old == src).any(axis=1)  # [K]
+        src_new = ~(old == np.reshape(srcs, (-1, 1))).any(axis=1)  # [K]
         dst_new = ~(dests[None, :, None] == old[:, None, :]).any(axis=2)  # [K, D]
         return dst_new.astype(np.int64) - src_new.astype(np.int64)[:, None]
 
+    def _fits(self, d: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
+        """Within the budget after ``d`` more copies of ``nbytes`` more bytes (element-wise)?"""
+        return (self.copies + d <= self.max_moves) & (self.copied + nbytes <= self.max_bytes * (1 + 1e-12))
+
     def budget_mask(self, parts: np.ndarray, src: int, dests: np.ndarray) -> np.ndarray:
         d = self.copy_delta(parts, src, dests)
-        return (self.copies + d <= self.max_moves) & (
-            self.copied + d * self.disk_bytes[parts][:, None] <= self.max_bytes * (1 + 1e-12)
-        )
+        return self._fits(d, d * self.disk_bytes[parts][:, None])
 
     def affordable(self, parts: np.ndarray, srcs: int | np.ndarray, dst: int | None = None) -> np.ndarray:
         """[K]: may a replica of each partition leave its source (one for all, or one each) within the budget,
@@ -454,18 +457,14 @@ class State:
         before they rank candidates, so that a budget's last bytes go to replicas that fit in them."""
         if not self.budgeted:
             return np.ones(parts.size, dtype=bool)
-        old = self.snap.replicas[parts]  # [K, R]
-        src_new = ~(old == np.reshape(srcs, (-1, 1))).any(axis=1)
         if dst is not None:
-            dst_new = ~(old == dst).any(axis=1)
+            d = self.copy_delta(parts, srcs, np.array([dst]))[:, 0]
         else:  # an original replica that the partition no longer holds: a move there copies nothing
-            now = self.rep[parts]
-            home = (old >= 0) & ~(old[:, :, None] == now[:, None, :]).any(axis=2)
-            dst_new = ~home.any(axis=1)
-        d = dst_new.astype(np.int64) - src_new.astype(np.int64)
-        return (self.copies + d <= self.max_moves) & (
-            self.copied + d * self.disk_bytes[parts] <= self.max_bytes * (1 + 1e-12)
-        )
+            old, now = self.snap.replicas[parts], self.rep[parts]
+            home = ((old >= 0) & ~(old[:, :, None] == now[:, None, :]).any(axis=2)).any(axis=1)
+            src_new = ~(old == np.reshape(srcs, (-1, 1))).any(axis=1)
+            d = (~home).astype(np.int64) - src_new.astype(np.int64)
+        return self._fits(d, d * self.disk_bytes[parts])
 
     def can_copy(self) -> bool:
         """Could one more replica be copied within the budget (and does any broker receive)?"""
@@ -489,7 +488,7 @@ class State:
         da = int(self.copy_delta(np.array([pa]), hi, np.array([lo]))[0, 0])
         db = int(self.copy_delta(np.array([pb]), lo, np.array([hi]))[0, 0]) if pb >= 0 else 0
         nbytes = da * float(self.disk_bytes[pa]) + (db * float(self.disk_bytes[pb]) if pb >= 0 else 0.0)
-        return self.copies + da + db <= self.max_moves and self.copied + nbytes <= self.max_bytes * (1 + 1e-12)
+        return bool(self._fits(np.asarray(da + db), np.asarray(nbytes)))
 
     # -- applying moves -------------------------------------------------------------------------
     def role_load(self, p: int, b: int) -> FloatArr:
