@@ -56,7 +56,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
         produce(c.bootstrap, "sv", 8, 400, 2500)
         yield c
     finally:
-        c.down(wipe=False)
+        c.down(wipe=False, timeout_s=0.0)  # SIGKILL: the module's data is thrown away
 
 
 def produce(bootstrap: str, topic: str, partitions: int, n: int, size: int) -> int:
