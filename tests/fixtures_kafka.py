@@ -6,7 +6,7 @@ lazy, so a run that selects no such test starts no JVM. After each test that use
 test left killed is started again, so tests do not depend on each other's faults.
 
     def test_something(kafka_cluster):
-        admin = kafka_cluster.admin()          # kafka-python KafkaAdminClient (closed at teardown)
+        admin = kafka_cluster.admin()          # kafka-python KafkaAdminClient (closed after the test)
         kafka_cluster.kill_broker(2)           # SIGKILL
         kafka_cluster.start_broker(2)          # waits until it serves again
         kafka_cluster.bootstrap                # "127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3"
@@ -52,7 +52,7 @@ class KafkaTestCluster:
         return self.cluster.state_dir
 
     def admin(self) -> Any:
-        """A new ``KafkaAdminClient`` on the cluster; closed at session end."""
+        """A new ``KafkaAdminClient`` on the cluster; closed after the test."""
         a = self.cluster.admin()
         self._admins.append(a)
         return a
@@ -71,11 +71,17 @@ class KafkaTestCluster:
             if not self.cluster.is_running(b):
                 self.cluster.start_broker(b)
 
-    def close(self) -> None:
+    def close_admins(self) -> None:
+        """Close the admin clients handed out: each runs a background I/O thread, which must not outlive
+        its test (it draws reconnect jitter from the global ``random``, which Hypothesis watches in the
+        property tests that may run next on the same xdist worker)."""
         for a in self._admins:
             with contextlib.suppress(Exception):
                 a.close()
         self._admins.clear()
+
+    def close(self) -> None:
+        self.close_admins()
         # SIGKILL at once: the session's data is thrown away, and a controlled shutdown of every node at the
         # same time waits several seconds on a quorum that is leaving (`./dev demo` stops its cluster gracefully)
         self.cluster.down(wipe=False, timeout_s=0.0)
@@ -96,11 +102,15 @@ def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaTes
 
 
 @pytest.fixture(autouse=True)
-def _restart_killed_brokers(request: pytest.FixtureRequest) -> Iterator[None]:
+def _after_a_cluster_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each test on a session cluster: its admin clients closed, any broker it killed started again."""
     yield
-    if "kafka_cluster" in request.fixturenames:
-        handle = request.getfixturevalue("kafka_cluster")
-        handle.ensure_all_running()
+    for name in ("kafka_cluster", "secure_cluster"):
+        if name in request.fixturenames:
+            handle = request.getfixturevalue(name)
+            handle.close_admins()
+            if name == "kafka_cluster":
+                handle.ensure_all_running()
 
 
 # ---- a secured cluster (docs/security.md) --------------------------------------------------------------------

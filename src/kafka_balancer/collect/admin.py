@@ -59,6 +59,29 @@ def quiet_kafka_logs(level: int = logging.CRITICAL) -> Iterator[None]:
             logger.setLevel(max(_quiet[1:]) if len(_quiet) > 1 else _quiet.pop())
 
 
+def admin_client(**configs: Any) -> Any:
+    """``KafkaAdminClient(**configs)``, and when that raises (no broker answered in time, a failed
+    handshake), its network client closed. kafka-python starts the client's I/O thread before it
+    bootstraps and leaves it running when the bootstrap fails, reconnecting for ever; a caller that waits
+    for a cluster by trying again (the local cluster's start-up, a service's retries) would pile them up."""
+    from kafka.admin import KafkaAdminClient
+    from kafka.net.compat import KafkaNetClient
+
+    made: list[Any] = []
+
+    def network_client(**kw: Any) -> Any:
+        made.append(KafkaNetClient(**kw))
+        return made[-1]
+
+    try:
+        return KafkaAdminClient(kafka_client=network_client, **configs)
+    except BaseException:
+        for client in made:
+            with contextlib.suppress(Exception):
+                client.close()
+        raise
+
+
 def connect_admin(
     bootstrap: str, timeout_s: float = DEFAULT_TIMEOUT_S, client_id: str = "kafka-balancer",
     security: SecuritySettings | None = None,
@@ -67,7 +90,6 @@ def connect_admin(
 
     ``security`` (from ``--command-config``) connects over TLS and/or SASL; a wrong password, an unknown
     mechanism or an untrusted certificate is then an InputError (exit 2) within the timeout."""
-    from kafka.admin import KafkaAdminClient
     from kafka.errors import KafkaError
 
     bootstrap = check_bootstrap(bootstrap)
@@ -76,13 +98,12 @@ def connect_admin(
         from kafka_balancer.security.connect import open_secured
 
         return open_secured(
-            lambda kw, boot_ms: KafkaAdminClient(bootstrap_servers=bootstrap, client_id=client_id,
-                                                 bootstrap_timeout_ms=boot_ms,
-                                                 request_timeout_ms=max(ms, 5000), **kw),
+            lambda kw, boot_ms: admin_client(bootstrap_servers=bootstrap, client_id=client_id,
+                                             bootstrap_timeout_ms=boot_ms, request_timeout_ms=max(ms, 5000), **kw),
             bootstrap, timeout_s, security)
     try:
         with quiet_kafka_logs():
-            return KafkaAdminClient(
+            return admin_client(
                 bootstrap_servers=bootstrap,
                 client_id=client_id,
                 bootstrap_timeout_ms=ms,
