@@ -19,9 +19,10 @@ import pytest
 
 pytest_plugins = ["fixtures_kafka", "fixtures_spark"]
 
+_SECURED = "secured cluster"
 _UNITS = {
-    "tests/kafka/test_security.py": "secured cluster",
-    "tests/kafka/test_prometheus_secured.py": "secured cluster",
+    "tests/kafka/test_security.py": _SECURED,
+    "tests/kafka/test_prometheus_secured.py": _SECURED,
     "tests/kafka/test_serve_live.py": "the service's cluster",
 }
 _PLAIN = "session cluster"  # every other file of tests/kafka
@@ -37,8 +38,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         unit = _unit(item.nodeid)
         names = set(getattr(item, "fixturenames", ()))
-        wrong = ("kafka_cluster" in names and unit != _PLAIN) or (
-            "secure_cluster" in names and unit != _UNITS["tests/kafka/test_security.py"])
+        wrong = ("kafka_cluster" in names and unit != _PLAIN) or ("secure_cluster" in names and unit != _SECURED)
         if wrong or (item.get_closest_marker("kafka") and unit == item.nodeid):
             raise pytest.UsageError(f"tests/conftest.py: {item.nodeid} is in the unit of work {unit!r}, which "
                                     "does not match the cluster it uses; list its file in _UNITS")

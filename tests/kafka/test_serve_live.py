@@ -396,6 +396,7 @@ def test_stopping_an_execution_clears_it_and_pauses_self_healing(cluster: LocalC
         except urllib.error.HTTPError as err:  # on a loaded machine self-healing confirmed the violation first
             assert err.code == 409, err
             running = next(k for k, e in s.service.executions.items() if not e.get("ended"))
+            assert s.service.executions[running]["bytes_planned"] > 1e6  # the same proposal's bytes
         wait_for(lambda: s.service.runner.progress().get("submitted"), 60, "a submission")
         assert post(s, "/api/stop", {}) == {"paused": True, "stopped": True}
         ex = wait_for(lambda: (e := s.service.executions.get(running)) and e.get("ended") and e, 120,
