@@ -671,6 +671,8 @@ def render_section(results: Sequence[dict[str, Any]], meta: dict[str, Any]) -> s
         f"Python {meta.get('python', '?')}; θ = {meta['theta']}, ε = {meta['eps']}, simulator seed "
         f"{meta['seed']}; last case finished {meta.get('updated', '?')}",
         f"- code: `{meta['code']}` (`-dirty`: uncommitted changes in the tree)",
+        *(f"- re-run since, {', '.join(x['planners'])} only (every other planner's outcome as recorded above): "
+          f"`{x['command']}` at `{x['code']}`, {x['updated']}" for x in meta.get("reruns", [])),
         f"- Cruise Control: {meta['cruise_control']}; `cc` = its goal optimisation with its default goals, "
         "`cc-fast` = the same with fast mode on; JVM heap `-Xmx` "
         + (
@@ -759,6 +761,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     ap.add_argument("--no-write", action="store_true", help="print the markdown, do not edit --md")
     ap.add_argument("--render", default=None, metavar="RESULTS",
                     help="redraw the tables from a results JSON written by --json; run nothing")
+    ap.add_argument("--update", default=None, metavar="RESULTS",
+                    help="run --planners on the cases of a results JSON written by --json, put their outcomes in "
+                    "place of the recorded ones (the other planners' stay as recorded) and write it back")
     args = ap.parse_args(argv)
     args.argv = list(argv)
     unknown = [p for p in args.planners.split(",") if p and p not in ALL_PLANNERS]
@@ -788,6 +793,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.render:
         return render_main(args)
     args.load_start = os.getloadavg()
+    recorded: dict[str, Any] | None = None
+    if args.update:
+        # the recorded run's cases, seed and goals; a planner that did not change keeps its recorded plan
+        recorded = json.loads(Path(args.update).read_text())
+        args.seed, args.theta, args.eps = recorded["seed"], recorded["theta"], recorded["eps"]
+        args.cases = ",".join(r["case"]["preset"] for r in recorded["results"])
+        args.json = args.json or args.update
     cases = [c for c in args.cases.split(",") if c]
     planners = [p for p in args.planners.split(",") if p]
     work = Path(args.work)
@@ -840,9 +852,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             outcomes.append(out)
         results.append({"case": info, "outcomes": [_outcome_json(o) for o in outcomes]})
-        _write_results(args, meta, results, done=False)
+        if recorded is None:
+            _write_results(args, meta, results, done=False)
+    if recorded is not None:
+        meta, results = merge_rerun(recorded, meta, results)
     _write_results(args, meta, results, done=True)
     return _publish(args, render_section(results, meta))
+
+
+def merge_rerun(
+    recorded: dict[str, Any], meta: dict[str, Any], fresh: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The recorded run with the fresh outcomes in place of the same planners' (same case, same snapshot:
+    the simulator is seeded), and the re-run named in the header."""
+    by_case = {r["case"]["preset"]: {o["planner"]: o for o in r["outcomes"]} for r in fresh}
+    results = []
+    for r in recorded["results"]:
+        new = by_case.get(r["case"]["preset"], {})
+        outcomes = [new.get(o["planner"], o) for o in r["outcomes"]]
+        outcomes += [o for p, o in new.items() if p not in {x["planner"] for x in r["outcomes"]}]
+        results.append({**r, "outcomes": outcomes})
+    old = {k: v for k, v in recorded.items() if k != "results"}
+    rerun = {"command": meta["command"], "code": meta["code"],
+             "updated": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+             "planners": sorted({o["planner"] for r in fresh for o in r["outcomes"]})}
+    return {**old, "reruns": [*old.get("reruns", []), rerun]}, results
 
 
 def _publish(args: argparse.Namespace, md: str) -> int:

@@ -106,6 +106,8 @@ CASES: list[tuple[list[str], int, str]] = [
     (["plan", "--snapshot", "{d}/s_name.json", "--out", "{d}/o.json"], 2, "name is 5"),
     # plan: outputs and options
     (["plan", "--snapshot", "{d}/snap.json", "--out", "/proc/x/y.json"], 2, "--out /proc/x/y.json"),
+    (["plan", "--snapshot", "{d}/snap.json", "--out", "{d}/o.json", "--goals", "usage_band,capacity,distribution"], 2,
+     "--goals: usage_band must come last, after capacity and distribution"),
     (["plan", "--snapshot", "{d}/snap.json", "--out", "{d}/regular/y.json"], 2, "regular is a file"),
     (["plan", "--snapshot", "{d}/snap.json", "--out", "{d}/adir"], 2, "--out {d}/adir is a directory"),
     (["plan", "--snapshot", "{d}/snap.json", "--out", "{d}/o.json", "--plot", "/proc/x/p.png"], 2, "--plot"),

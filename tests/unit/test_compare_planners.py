@@ -19,6 +19,7 @@ from bench.compare_planners import (  # noqa: E402
     after_violations,
     judge,
     kafka_generate,
+    merge_rerun,
     moves,
     plan_measures,
     rack_duplicates,
@@ -359,3 +360,15 @@ def test_one_command_end_to_end_on_the_paper_testbed(tmp_path: Path) -> None:
     assert main(["--render", str(tmp_path / "out.json"), "--md", str(md2)]) == 0
     redrawn = md2.read_text().split("## Side by side with Cruise Control", 1)[1]
     assert redrawn.split("### Every measure", 1)[1] == section.split("### Every measure", 1)[1]
+
+
+def test_a_rerun_replaces_only_its_planners_outcomes() -> None:
+    case = {"preset": "paper", "name": "paper-testbed"}
+    recorded = {"seed": 1, "command": "old", "code": "abc", "results": [
+        {"case": case, "outcomes": [{"planner": "ours", "v": 1}, {"planner": "cc-fast", "v": 2}]}]}
+    fresh = [{"case": case, "outcomes": [{"planner": "ours", "v": 3}]}]
+    meta, results = merge_rerun(recorded, {"command": "new", "code": "def"}, fresh)
+    assert results[0]["outcomes"] == [{"planner": "ours", "v": 3}, {"planner": "cc-fast", "v": 2}]
+    assert meta["command"] == "old" and meta["code"] == "abc"  # the recorded run's header stays
+    assert [(x["command"], x["code"], x["planners"]) for x in meta["reruns"]] == [("new", "def", ["ours"])]
+    assert recorded["results"][0]["outcomes"][0] == {"planner": "ours", "v": 1}  # not mutated

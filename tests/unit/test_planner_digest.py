@@ -42,13 +42,13 @@ CASES: dict[str, tuple[ClusterSpec, int, Constraints | None]] = {
 DIGESTS: dict[str, str] = {
     "dead-broker-1": "eea9117fd88e0065",  # the heal-bound warning (session 11); the plan itself is unchanged
     "hetero-0": "6e38e7d7278504a4",  # session 13: no count-goal step takes a pair out of θ/ε as measured
-    "mini-hard-0": "96e3cc9d68520808",  # session 16: hot roles follow their partition (1,227 -> 1,161 GB)
-    "new-brokers-0": "d64652b1c1eb27b8",  # session 19: a full follower makes room for a heavy leadership
+    "mini-hard-0": "05cc5ad1de89e17e",  # session 25: the usage band
+    "new-brokers-0": "b82b90a177f85732",  # session 25: the usage band
     "overloaded-0": "fca15369d9710823",
-    "paper-0": "2262cf5c5b8936ab",  # session 13: the pair leadership exchange (leader CV 0.215 -> 0.096)
+    "paper-0": "e4e2453b79ce72eb",  # session 25: the usage band, last goal of the policy
     "paper-3": "e599e9e2f4791fbb",  # session 13: the pair leadership exchange (0.136 -> 0.096)
-    "racks48-0": "0795c9f03af912fb",
-    "racks48-remove-2": "98bef61bc69c2296",
+    "racks48-0": "9aeef14f13ac46f9",  # session 25: the usage band
+    "racks48-remove-2": "032e45621015702e",  # session 25: the usage band
 }
 
 

@@ -53,5 +53,8 @@ def test_a_plan_that_improves_no_goal_out_of_reach_says_so() -> None:
     idle = "this plan improves no goal of the policy"
     assert not any(w.startswith(idle) for w in first.warnings)
     again = plan(apply_plan(snap, first.plan))
-    assert len(again.plan) > 0 and all(g.after >= g.before for g in again.goals)
+    # (the usage band, a finer reading of σ, does not count: these moves lower σ and so narrow it)
+    assert len(again.plan) > 0 and all(g.after >= g.before for g in again.goals if g.name != "usage_band")
+    band = next(g for g in again.goals if g.name == "usage_band")
+    assert band.after < band.before and "0 move(s) for this goal" in band.detail  # above θ: not pursued
     assert any(w.startswith(idle) for w in again.warnings)

@@ -11,7 +11,7 @@ Order of work:
 4. if violations remain (the goals cannot all be met), the same loop runs relaxed: a move may push a
    broker slightly outside its band (never above θ) if it lowers the sum of squared violations, so an
    excess that cannot vanish is spread over many brokers instead of sitting on one;
-5. polishing, then the count goals (docs/planner.md, "The goal policy");
+5. polishing, then the count goals, then the usage band (docs/planner.md, "The goal policy");
 6. a repair pass over what the loop gave up (unless balance is proven out of reach as a whole): the loop
    once more, where a source that refuses its heaviest replicas is offered the ones it can give up.
 
@@ -31,12 +31,12 @@ import numpy as np
 from kafka_balancer.errors import InputError
 from kafka_balancer.model.plan_io import Plan, PlanEntry
 from kafka_balancer.model.snapshot import CPU, DISK, NW_IN, NW_OUT, RESOURCES, Derived, Snapshot
-from kafka_balancer.planner import bounds, budget, exact, holder_floors, mode_report, step_log
+from kafka_balancer.planner import bounds, budget, exact, holder_floors, mode_report, step_log, usage_band
 from kafka_balancer.planner.constraints import DEMOTED_EXEMPT, Constraints, Resolved, resolve
 from kafka_balancer.planner.count_goals import CountGoal, make_goal
 from kafka_balancer.planner.goals import CapacityGoal
 from kafka_balancer.planner.metrics import Metrics, breached, evaluate, gamma_of
-from kafka_balancer.planner.policy import RESOURCE_GOALS, GoalReport, parse_goals
+from kafka_balancer.planner.policy import COUNT_GOALS, RESOURCE_GOALS, USAGE_BAND, GoalReport, parse_goals
 from kafka_balancer.planner.state import TOL, State
 from kafka_balancer.planner.strategies import compact, evacuate, leadership, polish, replica, swap, tighten, wide_swap
 
@@ -230,7 +230,7 @@ class _Settings:
     def count_goals(self, before_resources: bool) -> list[CountGoal]:
         k = self.resource_first
         names = self.policy[:k] if before_resources else self.policy[k:]
-        return [make_goal(g, self.theta) for g in names if g not in RESOURCE_GOALS]
+        return [make_goal(g, self.theta) for g in names if g in COUNT_GOALS]
 
 
 @dataclass
@@ -542,6 +542,8 @@ def _goal_state(name: str, st: State, cfg: _Settings) -> tuple[float, str]:
         out = gamma > cfg.eps + 1e-12
         per = ", ".join(f"{r} {float(gamma[:, k].max()):.3f}" for k, r in enumerate(RESOURCES)) if util.size else ""
         return float(out.sum()), f"{int(out.sum())} (broker, resource) pair(s) outside the ε band; max γ {per}"
+    if name == USAGE_BAND:
+        return usage_band.violation(st)
     goal = make_goal(name, cfg.theta)
     return goal.violation(st), goal.detail(st)
 
@@ -618,6 +620,8 @@ def _finish(
         pool -= share.used
         st.distribution_goal = band
         st.guards.append(goal)
+    if USAGE_BAND in cfg.policy:  # last, guarded by every count goal
+        count_moves[USAGE_BAND] = _even_out(snap, cfg, out, t0, time_limit)
     st.guards = []
     if repair:
         _repair(st, cfg, t0 + time_limit)
@@ -698,7 +702,7 @@ def _finish(
         v_before, d_before = before_of[name]
         detail = f"{d_before} -> {d_after}"
         if name not in RESOURCE_GOALS:
-            why = make_goal(name, cfg.theta).proof(st)
+            why = make_goal(name, cfg.theta).proof(st) if name in COUNT_GOALS else None
             if why and v_after > 0:
                 detail += f"; out of reach: {why}"
             if name in count_moves:
@@ -755,7 +759,8 @@ def _finish(
 def _improves_no_goal(st: State, cfg: _Settings, out: _Outcome) -> bool:
     """Does the plan move something yet lower no goal's violation? Not asked when the operator's modes or a
     heal force moves, nor when the operator named a polishing allowance, nor for a policy without the
-    resource goals (whose continuous measure the goal counts stand for)."""
+    resource goals (whose continuous measure the goal counts stand for). The usage band does not count: it is
+    a finer reading of σ, which any move that evens load lowers, so counting it would let σ-only plans churn."""
     c = cfg.res.constraints
     if cfg.heal or c.remove_brokers or c.demote_brokers or cfg.polish_bytes is not None:
         return False
@@ -764,7 +769,7 @@ def _improves_no_goal(st: State, cfg: _Settings, out: _Outcome) -> bool:
     if not (np.any(st.rep != st.snap.replicas) or np.any(st.ldr != st.snap.leader)):
         return False  # nothing moved anyway
     before = {name: v for name, v, _ in out.goals_before}
-    return all(_goal_state(name, st, cfg)[0] >= before[name] - 1e-9 for name in cfg.policy)
+    return all(_goal_state(name, st, cfg)[0] >= before[name] - 1e-9 for name in cfg.policy if name != USAGE_BAND)
 
 
 def _polish(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit: float) -> None:
@@ -772,10 +777,7 @@ def _polish(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit
     max(100, 4 × brokers) moves and as many attempts (the deadline is the caller's time limit, a safety net).
     An allowance the operator named in bytes is spent so first, then on any move that lowers σ."""
     st = out.st
-    # polishing needs no broker above θ; pairs left outside the ε band (out of reach, or given up by the move
-    # loop) stay as they are, since no polishing move may make a violation grow, and the rest gets more even
-    within_theta = not _goal_state("capacity", st, cfg)[0]
-    if not (within_theta and st.can_copy() and cfg.resource_first < len(cfg.policy)):
+    if not _may_polish(st, cfg):
         return
     target = cfg.polish_share * cfg.lower_bound if cfg.polish_bytes is None else cfg.polish_bytes
     n = max(100, snap.n_brokers * 4)
@@ -790,6 +792,24 @@ def _polish(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit
         polished += polish.polish(st, allowance, t0 + time_limit, max_moves=n, max_steps=steps, min_gain_per_byte=bar)
     if polished and cfg.tighten_leaders:
         tighten.tighten(st, max_moves=n, deadline=t0 + time_limit)
+
+
+def _may_polish(st: State, cfg: _Settings) -> bool:
+    """Polishing needs no broker above θ; pairs left outside the ε band (out of reach, or given up by the move
+    loop) stay as they are, since no polishing move may make a violation grow, and the rest gets more even."""
+    within_theta = not _goal_state("capacity", st, cfg)[0]
+    return within_theta and st.can_copy() and cfg.resource_first < len(cfg.policy)
+
+
+def _even_out(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit: float) -> int:
+    """The usage band's turn (:mod:`usage_band`): within what is left of ``usage_band.SHARE`` × the polishing
+    allowance, or of the allowance the operator named in bytes, under polishing's conditions and limits."""
+    if not _may_polish(out.st, cfg):
+        return 0
+    cap = usage_band.SHARE * cfg.polish_share * cfg.lower_bound if cfg.polish_bytes is None else cfg.polish_bytes
+    n = max(100, snap.n_brokers * 4)
+    steps = max(POLISH_STEPS_MIN, snap.n_brokers * POLISH_STEPS_PER_BROKER)
+    return usage_band.even_out(out.st, cap - _moved_bytes(out.st), t0 + time_limit, n, steps)
 
 
 def _exclusion_lines(snap: Snapshot, res: Resolved) -> list[str]:

@@ -1,10 +1,12 @@
 """The goal policy: an ordered list of goals, highest priority first.
 
 Seed 001's goals come first by default (``capacity``: B(j) ≤ θ; ``distribution``: the ε band), then the
-count goals, all soft (:mod:`kafka_balancer.planner.count_goals`). The planner works on the goals in order;
+count goals (:mod:`kafka_balancer.planner.count_goals`), then the usage band
+(:mod:`kafka_balancer.planner.usage_band`), all soft. The planner works on the goals in order;
 a move made for a goal must not make any goal earlier in the order worse (a goal that holds may not break,
 a violation may not grow). ``--goals`` gives another order or a subset; the goals left out are neither
-pursued nor guarded. The hard constraints (replication factor, live brokers, rack and host spread never
+pursued nor guarded. The usage band, if listed, comes last and after both resource goals: it only evens
+out what they balanced. The hard constraints (replication factor, live brokers, rack and host spread never
 lowered, and the operator's modes) are not goals: they hold whatever the policy.
 
 Example::
@@ -23,7 +25,8 @@ from kafka_balancer.errors import InputError
 
 RESOURCE_GOALS = ("capacity", "distribution")
 COUNT_GOALS = ("rack_repair", "replica_count", "leader_count", "potential_nw_out", "topic_spread")
-DEFAULT_GOALS: tuple[str, ...] = RESOURCE_GOALS + COUNT_GOALS
+USAGE_BAND = "usage_band"
+DEFAULT_GOALS: tuple[str, ...] = RESOURCE_GOALS + COUNT_GOALS + (USAGE_BAND,)
 DESCRIPTIONS = {
     "capacity": "B(j) ≤ θ on every live broker and resource (seed 001)",
     "distribution": "every live broker within the ε band on every resource (seed 001)",
@@ -32,6 +35,7 @@ DESCRIPTIONS = {
     "leader_count": "leaders per broker within ±max(1, 2 %) of the mean",
     "potential_nw_out": "network-out a broker would serve if all its replicas led stays ≤ θ",
     "topic_spread": "each topic's replicas per broker within ±1 of the topic's mean",
+    USAGE_BAND: "every live broker within ±7.5 % of the target utilisation on every resource, bytes allowing",
 }
 
 
@@ -49,6 +53,12 @@ def parse_goals(text: str | Sequence[str] | None) -> tuple[str, ...]:
     dup = [s for i, s in enumerate(names) if s in names[:i]]
     if dup:
         raise InputError(f"--goals: goal {dup[0]!r} is listed twice", hint="list each goal once, highest first")
+    if USAGE_BAND in names and (names[-1] != USAGE_BAND or not set(RESOURCE_GOALS) <= set(names)):
+        raise InputError(
+            f"--goals: {USAGE_BAND} must come last, after capacity and distribution",
+            hint=f"it evens out what the resource goals balanced; list it last, or leave it out "
+            f"(e.g. {','.join(DEFAULT_GOALS)})",
+        )
     return tuple(names)
 
 

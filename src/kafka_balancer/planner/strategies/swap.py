@@ -28,11 +28,11 @@ def _givers(st: State, hi: int, r: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _context(st: State, hi: int, lo: int, byte_room: float) -> tuple[object, ...]:
     """Everything a swap between ``hi`` and ``lo`` that finds no acceptable pair depends on: the two brokers'
-    versions (their loads, replicas and roles) and the judge's settings. The goals are compared by id, and
-    carried along so that a remembered id cannot be reused by a new goal."""
+    versions (their loads, replicas and roles) and the judge's settings, the guarding count goals included. The
+    goals are compared by id, and carried along so that a remembered id cannot be reused by a new goal."""
     cg, dg = st.capacity_goal, st.distribution_goal
     return (st.version[hi], st.version[lo], st.polishing, st.relaxed, st.theta_first, byte_room, st.min_gain_per_byte,
-            id(cg), id(dg), cg, dg)
+            id(cg), id(dg), cg, dg, tuple(st.guards))
 
 
 def _normal_edges(st: State, hi: int, lo: int) -> tuple[Edges, Edges] | None:
