@@ -803,13 +803,19 @@ def _may_polish(st: State, cfg: _Settings) -> bool:
 
 def _even_out(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit: float) -> int:
     """The usage band's turn (:mod:`usage_band`): within what is left of ``usage_band.SHARE`` × the polishing
-    allowance, or of the allowance the operator named in bytes, under polishing's conditions and limits."""
+    allowance, or of the allowance the operator named in bytes, under polishing's conditions and limits;
+    then leadership tightening once more. Returns the moves made (replica moves, swaps and leaderships)."""
     if not _may_polish(out.st, cfg):
         return 0
     cap = usage_band.SHARE * cfg.polish_share * cfg.lower_bound if cfg.polish_bytes is None else cfg.polish_bytes
     n = max(100, snap.n_brokers * 4)
     steps = max(POLISH_STEPS_MIN, snap.n_brokers * POLISH_STEPS_PER_BROKER)
-    return usage_band.even_out(out.st, cap - _moved_bytes(out.st), t0 + time_limit, n, steps)
+    if cap <= 0:  # --polish 0, or a cluster already within seed 001's goals (a bound of 0)
+        return 0
+    moves = usage_band.even_out(out.st, cap - _moved_bytes(out.st), t0 + time_limit, n, steps)
+    if cfg.tighten_leaders:  # leadership, which copies nothing, as after polishing; guarded the same way
+        moves += tighten.tighten(out.st, max_moves=n, deadline=t0 + time_limit)
+    return moves
 
 
 def _exclusion_lines(snap: Snapshot, res: Resolved) -> list[str]:

@@ -10,7 +10,9 @@ or what is left of an allowance the operator named in bytes.
 The moves are polishing's (:mod:`kafka_balancer.planner.strategies.polish`): the broker furthest from the
 target first, replica moves and swaps that lower the squared relative deviation, each keeping every goal
 above and growing no violation. Unlike polishing's first phase, a move need not pay a share of what
-balancing removed per byte, but only brokers outside the band are taken up.
+balancing removed per byte, but only brokers outside the band are taken up. Leadership tightening
+(:mod:`kafka_balancer.planner.strategies.tighten`) then runs once more, under the same guards: it copies
+nothing, and the count goals' leadership moves may have left CPU and network-out less even.
 
 Example: 48 brokers at disk 0.30-0.50 of capacity (target 0.40, every one inside ε = 0.1) are outside the
 band wherever below 0.37 or above 0.43; a 20 GB replica from a broker at 0.46 to one at 0.34 brings both
