@@ -864,7 +864,8 @@ def merge_rerun(
     recorded: dict[str, Any], meta: dict[str, Any], fresh: list[dict[str, Any]]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The recorded run with the fresh outcomes in place of the same planners' (same case, same snapshot:
-    the simulator is seeded), and the re-run named in the header."""
+    the simulator is seeded), and the re-run named in the header (an earlier re-run of no other planner is
+    superseded, and dropped)."""
     by_case = {r["case"]["preset"]: {o["planner"]: o for o in r["outcomes"]} for r in fresh}
     results = []
     for r in recorded["results"]:
@@ -876,7 +877,8 @@ def merge_rerun(
     rerun = {"command": meta["command"], "code": meta["code"],
              "updated": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
              "planners": sorted({o["planner"] for r in fresh for o in r["outcomes"]})}
-    return {**old, "reruns": [*old.get("reruns", []), rerun]}, results
+    kept = [x for x in old.get("reruns", []) if not set(x["planners"]) <= set(rerun["planners"])]
+    return {**old, "reruns": [*kept, rerun]}, results
 
 
 def _publish(args: argparse.Namespace, md: str) -> int:

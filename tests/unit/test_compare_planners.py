@@ -372,3 +372,5 @@ def test_a_rerun_replaces_only_its_planners_outcomes() -> None:
     assert meta["command"] == "old" and meta["code"] == "abc"  # the recorded run's header stays
     assert [(x["command"], x["code"], x["planners"]) for x in meta["reruns"]] == [("new", "def", ["ours"])]
     assert recorded["results"][0]["outcomes"][0] == {"planner": "ours", "v": 1}  # not mutated
+    again, _ = merge_rerun({**meta, "results": results}, {"command": "newer", "code": "ghi"}, fresh)  # supersedes
+    assert [x["command"] for x in again["reruns"]] == ["newer"]
