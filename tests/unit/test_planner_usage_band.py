@@ -37,7 +37,7 @@ def test_the_band_by_hand() -> None:
     assert usage_band.deviation(st)[:, [0, 2, 3]] == pytest.approx(np.zeros((4, 3)))
     n, detail = usage_band.violation(st)
     assert n == 2.0 and "2 (broker, resource) pair(s) more than 7.5 % off the target" in detail
-    assert "disk 0.250" in detail
+    assert "largest cpu 0.0 %, disk 25.0 %, nw_in 0.0 %, nw_out 0.0 %" in detail
     assert f"±{usage_band.BAND * 100:g} %" in DESCRIPTIONS[USAGE_BAND]
 
 

@@ -50,7 +50,9 @@ def violation(st: State) -> tuple[float, str]:
     """(pairs outside the band, a detail naming the largest deviation per resource)."""
     dev = np.abs(deviation(st))
     out = int((dev > BAND + 1e-12).sum())
-    worst = ", ".join(f"{r} {float(dev[:, k].max()):.3f}" for k, r in enumerate(RESOURCES)) if dev.size else "none"
+    worst = "none"
+    if dev.size:
+        worst = ", ".join(f"{r} {100 * float(dev[:, k].max()):.1f} %" for k, r in enumerate(RESOURCES))
     return float(out), f"{out} (broker, resource) pair(s) more than {BAND * 100:g} % off the target; largest {worst}"
 
 
