@@ -780,8 +780,7 @@ def _polish(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit
     if not _may_polish(st, cfg):
         return
     target = cfg.polish_share * cfg.lower_bound if cfg.polish_bytes is None else cfg.polish_bytes
-    n = max(100, snap.n_brokers * 4)
-    steps = max(POLISH_STEPS_MIN, snap.n_brokers * POLISH_STEPS_PER_BROKER)
+    n, steps = _polish_limits(snap)
     polished = 0
     # moves that pay (their share of what balancing removed per byte); then, for a named allowance, any
     bars = [PAY_SHARE * _balance_rate(cfg, st)] + ([0.0] if cfg.polish_bytes is not None else [])
@@ -792,6 +791,11 @@ def _polish(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit
         polished += polish.polish(st, allowance, t0 + time_limit, max_moves=n, max_steps=steps, min_gain_per_byte=bar)
     if polished and cfg.tighten_leaders:
         tighten.tighten(st, max_moves=n, deadline=t0 + time_limit)
+
+
+def _polish_limits(snap: Snapshot) -> tuple[int, int]:
+    """(moves, attempts) a polishing pass may make: max(100, 4 × brokers) and max(40, 1 × brokers)."""
+    return max(100, snap.n_brokers * 4), max(POLISH_STEPS_MIN, snap.n_brokers * POLISH_STEPS_PER_BROKER)
 
 
 def _may_polish(st: State, cfg: _Settings) -> bool:
@@ -808,10 +812,9 @@ def _even_out(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_lim
     if not _may_polish(out.st, cfg):
         return 0
     cap = usage_band.SHARE * cfg.polish_share * cfg.lower_bound if cfg.polish_bytes is None else cfg.polish_bytes
-    n = max(100, snap.n_brokers * 4)
-    steps = max(POLISH_STEPS_MIN, snap.n_brokers * POLISH_STEPS_PER_BROKER)
     if cap <= 0:  # --polish 0, or a cluster already within seed 001's goals (a bound of 0)
         return 0
+    n, steps = _polish_limits(snap)
     moves = usage_band.even_out(out.st, cap - _moved_bytes(out.st), t0 + time_limit, n, steps)
     if cfg.tighten_leaders:  # leadership, which copies nothing, as after polishing; guarded the same way
         moves += tighten.tighten(out.st, max_moves=n, deadline=t0 + time_limit)
