@@ -856,10 +856,7 @@ def _repair(st: State, cfg: _Settings, deadline: float) -> None:
 
 def _deviation(st: State, load: np.ndarray) -> float:
     """Sum over live brokers and resources of the squared relative deviation from the ideal utilisation."""
-    t = st.target
-    safe = np.where(t > 0, t, 1.0)
-    dev = np.where(t > 0, (load[st.alive] / st.cap[st.alive] - t) / safe, 0.0)
-    return float((dev**2).sum())
+    return float((st.relative_deviation(load[st.alive] / st.cap[st.alive]) ** 2).sum())
 
 
 def _balance_rate(cfg: _Settings, st: State) -> float:

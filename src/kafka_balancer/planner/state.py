@@ -109,6 +109,7 @@ class State:
         totals = view.totals
         live_cap = self.cap[self.alive].sum(axis=0)
         self.target = np.where(live_cap > 0, totals / np.where(live_cap > 0, live_cap, 1.0), 0.0)
+        self._target_or_1 = np.where(self.target > 0, self.target, 1.0)  # the divisor of relative_deviation
         self.capacity_goal = CapacityGoal(theta)
         self.distribution_goal = DistributionGoal.around(self.target, eps, theta, margin, active=distribution)
         self.rack_goal = RackSpreadGoal(snap.rack_idx)
@@ -204,6 +205,13 @@ class State:
         return (np.concatenate([b_lead, b_held]), np.concatenate([r_lead, r_held]),
                 np.concatenate([u_lead, u_held]))
 
+    def relative_deviation(self, util: np.ndarray) -> np.ndarray:
+        """Utilisation's deviation from the target, relative to the target (resources along the last axis; 0
+        on a resource no live broker has capacity for). Polishing, the usage band and the heal's placement
+        all weigh moves by its square."""
+        t = self.target
+        return np.asarray(np.where(t > 0, (util - t) / self._target_or_1, 0.0))
+
     def out_of_reach(self) -> np.ndarray:
         """[B, R]: pairs whose band is out of reach: :attr:`exempt`, and the present holders of the roles
         given to :meth:`exempt_roles` (a too-hot partition's leader moved by the plan takes its exemption
@@ -285,10 +293,8 @@ class State:
         judging many moves onto the same brokers computes it once per broker and gathers the rows).
         """
         if self.polishing:
-            t = self.target
-            safe = np.where(t > 0, t, 1.0)
-            c0 = np.where(t > 0, (util0 - t) / safe, 0.0) ** 2
-            c1 = np.where(t > 0, (util1 - t) / safe, 0.0) ** 2
+            c0 = self.relative_deviation(util0) ** 2
+            c1 = self.relative_deviation(util1) ** 2
             return self.violation_grows(util0, util1, v0), c0.sum(axis=-1) - c1.sum(axis=-1)
         v0 = self.violation_of(util0) if v0 is None else v0
         if self.theta_first:

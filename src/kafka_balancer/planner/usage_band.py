@@ -40,10 +40,7 @@ SHARE = 2.0  # × the polishing allowance (its share of the byte bound), for the
 
 def deviation(st: State) -> np.ndarray:
     """[live brokers, resources]: utilisation's deviation from the target, relative to the target."""
-    t = st.target
-    safe = np.where(t > 0, t, 1.0)
-    util = st.load[st.alive] / st.cap[st.alive]
-    return np.asarray(np.where(t > 0, (util - t) / safe, 0.0))
+    return st.relative_deviation(st.load[st.alive] / st.cap[st.alive])
 
 
 def violation(st: State) -> tuple[float, str]:

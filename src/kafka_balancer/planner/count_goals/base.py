@@ -22,9 +22,7 @@ ROOM_TRIES = 8  # leaderships a full follower tries handing on, to make room for
 
 def _dev_cost(st: State, load: np.ndarray, cap: np.ndarray) -> np.ndarray:
     """Squared relative deviation from the ideal utilisation, summed over resources (last axis)."""
-    t = st.target
-    safe = np.where(t > 0, t, 1.0)
-    return (np.where(t > 0, (load / cap - t) / safe, 0.0) ** 2).sum(axis=-1)
+    return (st.relative_deviation(load / cap) ** 2).sum(axis=-1)
 
 
 def _step_delta(count: int, lo: float, hi: float, step: int) -> int:

@@ -86,9 +86,7 @@ def evacuate(st: State, removed: np.ndarray | None = None) -> tuple[int, list[tu
 def _deviation(st: State, b: np.ndarray, load: np.ndarray, count: np.ndarray) -> np.ndarray:
     """Squared relative deviation from the ideal of brokers ``b`` at ``load`` [len(b), 4] and replica
     ``count``: over the four resources, plus the replica count's from the mean every live broker ends at."""
-    t = st.target
-    safe = np.where(t > 0, t, 1.0)
-    d = np.where(t > 0, (load / st.cap[b] - t) / safe, 0.0)
+    d = st.relative_deviation(load / st.cap[b])
     mean = float(st.rcount.sum()) / max(1, int(st.alive.sum()))  # every replica ends on a live broker
     out = (d**2).sum(axis=1)
     if mean > 0:

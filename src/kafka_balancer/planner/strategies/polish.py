@@ -45,15 +45,13 @@ def polish(
     if budget <= 0 or not st.alive.any():
         return 0
     st.polishing, st.byte_budget, st.min_gain_per_byte = True, budget, min_gain_per_byte
-    t = st.target
-    safe = np.where(t > 0, t, 1.0)
     stuck: set[tuple[int, int]] = set()
     moves = 0
     try:
         steps = idle = 0
         while moves < max_moves and steps < max_steps and idle < MAX_IDLE and time.monotonic() < deadline:
             steps += 1
-            dev = np.where(t > 0, (st.load / st.cap - t) / safe, 0.0)
+            dev = st.relative_deviation(st.load / st.cap)
             dev[~st.alive] = 0.0
             mag = np.abs(dev)
             for b, r in stuck:
