@@ -870,8 +870,8 @@ def merge_rerun(
     results = []
     for r in recorded["results"]:
         new = by_case.get(r["case"]["preset"], {})
-        outcomes = [new.get(o["planner"], o) for o in r["outcomes"]]
-        outcomes += [o for p, o in new.items() if p not in {x["planner"] for x in r["outcomes"]}]
+        known = {o["planner"] for o in r["outcomes"]}
+        outcomes = [new.get(o["planner"], o) for o in r["outcomes"]] + [o for p, o in new.items() if p not in known]
         results.append({**r, "outcomes": outcomes})
     old = {k: v for k, v in recorded.items() if k != "results"}
     rerun = {"command": meta["command"], "code": meta["code"],

@@ -54,7 +54,6 @@ def violation(st: State) -> tuple[float, str]:
 
 
 def even_out(st: State, allowance: float, deadline: float, max_moves: int, max_steps: float) -> int:
-    """Bring the brokers outside the band closer, within ``allowance`` bytes; returns the moves made."""
-    if allowance <= 0:
-        return 0
+    """Bring the brokers outside the band closer, within ``allowance`` bytes (none when it is not positive);
+    returns the moves made."""
     return polish.polish(st, allowance, deadline, max_moves=max_moves, max_steps=max_steps, min_dev=BAND)
