@@ -7,11 +7,12 @@ and prints one row per case with every floor: σ per resource ÷ the peer's, byt
 and leader-count CV against the peer's, and hard-constraint violations. A floor that fails is in bold, and
 the last line counts them.
 
-Command (the seed-1 table and the other seeds' files)::
+Command (the seed-1 table and every other seed's file; ``--skip large,huge`` leaves out the two big cases)::
 
     .venv/bin/python bench/floors_at_defaults.py docs/compare-bench/results.json \\
         docs/compare-bench/seeds/small-seed0.json docs/compare-bench/seeds/small-seed2.json \\
-        docs/compare-bench/seeds/small-seed3.json --skip large,huge
+        docs/compare-bench/seeds/small-seed3.json docs/compare-bench/seeds/small-seed4.json \\
+        docs/compare-bench/seeds/small-seed5.json
 """
 
 from __future__ import annotations
