@@ -13,6 +13,9 @@ Command (the seed-1 table and every other seed's file; ``--skip large,huge`` lea
         docs/compare-bench/seeds/small-seed0.json docs/compare-bench/seeds/small-seed2.json \\
         docs/compare-bench/seeds/small-seed3.json docs/compare-bench/seeds/small-seed4.json \\
         docs/compare-bench/seeds/small-seed5.json
+
+``--only hetero --goals capacity,replica_count`` plans one preset under another goal policy (session 26's
+table of goal orders on ``hetero``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ if str(ROOT) not in sys.path:
 from bench.compare_planners import make_snapshot, plan_measures  # noqa: E402
 
 from kafka_balancer.planner import plan  # noqa: E402
+from kafka_balancer.planner.policy import parse_goals  # noqa: E402
 
 RES = ("cpu", "disk", "nw_in", "nw_out")
 TOL = 1e-9  # relative: a ratio this close to 1 is a tie (the harness rounds nothing)
@@ -42,7 +46,9 @@ def _cell(text: str, ok: bool) -> str:
 
 def floors_row(preset: str, seed: int, peer: dict[str, float], ours: dict[str, float],
                violations: int) -> tuple[str, int]:
-    """One markdown row and how many floors it fails."""
+    """One markdown row and how many floors it fails. The last column, (broker, resource) pairs above θ
+    after each plan, is context, not a floor: the issue ranks θ first, and Cruise Control's plans may leave
+    pairs above it."""
     cells, failed = [], 0
     for r in RES:
         ratio = ours[f"sigma_{r}"] / peer[f"sigma_{r}"] if peer[f"sigma_{r}"] > 0 else 0.0
@@ -59,6 +65,7 @@ def floors_row(preset: str, seed: int, peer: dict[str, float], ours: dict[str, f
     for text, ok in checks:
         failed += not ok
         cells.append(_cell(text, ok))
+    cells.append(f"{ours['over_theta_pairs']:.0f} / {peer['over_theta_pairs']:.0f}")
     return f"| {preset} | {seed} | {' / '.join(cells[:4])} | {' | '.join(cells[4:])} |", failed
 
 
@@ -77,24 +84,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("results", nargs="+", help="JSON files written by bench/compare_planners.py --json")
     ap.add_argument("--peer", default="cc-fast")
     ap.add_argument("--skip", default="", help="comma-separated presets to leave out (the big ones take minutes)")
+    ap.add_argument("--only", default="", help="comma-separated presets: only these")
+    ap.add_argument("--goals", default=None, help="our goal policy, as plan --goals (default: the default policy)")
     ap.add_argument("--work", default=str(ROOT / "out" / "compare"), help="where the snapshots are cached")
     args = ap.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
+    only = set(filter(None, args.only.split(",")))
+    goals = parse_goals(args.goals) if args.goals is not None else None
     lines = [
         "| case | seed | σ ours ÷ peer (cpu / disk / nw_in / nw_out) | GB ours / peer | replica CV ours / peer "
-        "| leader CV ours / peer | violations |",
-        "|---|---|---|---|---|---|---|",
+        "| leader CV ours / peer | violations | pairs > θ ours / peer |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     failed = 0
     for path in args.results:
         results = json.loads(Path(path).read_text())
         seed, theta, eps = int(results["seed"]), float(results["theta"]), float(results["eps"])
         for preset, peer in cases(results, args.peer):
-            if preset in skip:
+            if preset in skip or (only and preset not in only):
                 continue
             snap = make_snapshot(preset, seed, Path(args.work) / f"{preset}-seed{seed}.json")
             t0 = time.monotonic()
-            ours, viol = plan_measures(snap, plan(snap, theta, eps).plan, theta, eps)
+            ours, viol = plan_measures(snap, plan(snap, theta, eps, goals=goals).plan, theta, eps)
             line, n = floors_row(preset, seed, peer, ours, viol.total())
             print(f"{preset} seed {seed}: {time.monotonic() - t0:.1f} s, {n} floor(s) missed", file=sys.stderr)
             lines.append(line)
