@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import socket
 import subprocess
 import time
 import urllib.parse
@@ -21,6 +20,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from kafka_balancer.localcluster.processes import free_ports
+
 PROMETHEUS = "/usr/bin/prometheus"
 
 
@@ -30,12 +31,6 @@ def prometheus_binary() -> str:
         pytest.fail("the prometheus server is not installed: run `./dev test` (it installs Debian's prometheus "
                     "package with apt-get) or `apt-get install -y prometheus`")
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def write_config(path: Path, targets: Sequence[str], interval: str = "1s") -> None:
@@ -55,7 +50,7 @@ def prometheus_server(workdir: Path, targets: Sequence[str] = (), data_dir: Path
     workdir.mkdir(parents=True, exist_ok=True)
     config = workdir / "prometheus.yml"
     write_config(config, targets, interval)
-    port = free_port()
+    (port,) = free_ports(1)
     data = data_dir or workdir / "data"
     log = (workdir / "prometheus.log").open("wb")
     proc = subprocess.Popen(

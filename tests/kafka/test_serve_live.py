@@ -11,10 +11,8 @@ the pipeline-fed model runs in the demo and the browser test.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -31,6 +29,7 @@ from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kafka import KafkaConsumer, KafkaProducer
 from kafka_balancer.executor.journal import Journal
 from kafka_balancer.localcluster.cluster import LocalCluster
+from kafka_balancer.localcluster.processes import free_ports
 from kafka_balancer.localcluster.spec import ClusterSpec
 from kafka_balancer.serve.config import ServeConfig
 from kafka_balancer.serve.runtime import Started, start
@@ -310,15 +309,9 @@ def test_dry_run_cooldown_and_byte_cap_hold(cluster: LocalCluster, tmp_path: Pat
         s.stop()
 
 
-def free_port() -> int:
-    with contextlib.closing(socket.socket()) as sk:
-        sk.bind(("127.0.0.1", 0))
-        return int(sk.getsockname()[1])
-
-
 def test_service_sigkilled_mid_execution_resumes_and_clears_the_throttle(cluster: LocalCluster,
                                                                          tmp_path: Path) -> None:
-    port = free_port()
+    (port,) = free_ports(1)
     state = tmp_path / "serve"
     conf = tmp_path / "b.toml"
 

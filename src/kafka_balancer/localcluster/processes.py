@@ -122,15 +122,47 @@ def require_free(ports: Sequence[int], wait_s: float = 0.0) -> None:
             )
 
 
-def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
-    """``n`` distinct ports the kernel reports free right now (held open together, then released)."""
-    socks = []
+LISTEN_PORTS = (20000, 32768)  # where listening ports are looked for, below the kernel's ephemeral range
+PORT_STRIDE = 7919  # a prime: processes started together begin their search at different ports
+
+
+def ephemeral_range(path: Path = Path("/proc/sys/net/ipv4/ip_local_port_range")) -> tuple[int, int]:
+    """The kernel's range for the local ports of outgoing connections (Linux's default where unreadable)."""
     try:
-        for _ in range(n):
+        lo, hi = (int(x) for x in path.read_text().split())
+    except (OSError, ValueError):
+        return 32768, 60999
+    return lo, hi
+
+
+def free_ports(n: int, host: str = "127.0.0.1", pid: int | None = None) -> list[int]:
+    """``n`` distinct ports free right now, outside the kernel's ephemeral range.
+
+    A port the kernel hands out for ``bind(0)`` comes from the range it also gives every outgoing
+    connection: between picking it and a broker binding it seconds later, a client (another test worker's,
+    or the cluster's own nodes connecting to each other) may take it as its local port, and the broker fails
+    with "Address already in use". Listening ports are taken from ``LISTEN_PORTS`` instead, less what the
+    ephemeral range covers, searching from a point set by the process id so that parallel workers start
+    apart; the kernel's choice is the fallback when that range is too small or full."""
+    lo, hi = LISTEN_PORTS
+    eph_lo, eph_hi = ephemeral_range()
+    candidates = [p for p in range(lo, hi) if not eph_lo <= p <= eph_hi]
+    found: list[int] = []
+    if candidates:
+        start = ((os.getpid() if pid is None else pid) * PORT_STRIDE) % len(candidates)
+        for k in range(len(candidates)):
+            port = candidates[(start + k) % len(candidates)]
+            if port_free(port, host):
+                found.append(port)
+                if len(found) == n:
+                    return found
+    socks: list[socket.socket] = []
+    try:
+        while len(found) + len(socks) < n:
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             s.bind((host, 0))
             socks.append(s)
-        return [int(s.getsockname()[1]) for s in socks]
+        return found + [int(s.getsockname()[1]) for s in socks]
     finally:
         for s in socks:
             s.close()
