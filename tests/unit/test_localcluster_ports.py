@@ -40,3 +40,11 @@ def test_unreadable_range_gives_linux_default(tmp_path: Path) -> None:
     good = tmp_path / "range2"
     good.write_text("40000\t50000\n")
     assert ephemeral_range(good) == (40000, 50000)
+
+
+def test_successive_searches_do_not_hand_out_a_port_again() -> None:
+    # a broker that is down frees its port; a server started meanwhile must not get it
+    first = free_ports(3)
+    second = free_ports(3)
+    assert not set(first) & set(second)
+    assert all(port_free(p) for p in first + second)

@@ -124,6 +124,7 @@ def require_free(ports: Sequence[int], wait_s: float = 0.0) -> None:
 
 LISTEN_PORTS = (20000, 32768)  # where listening ports are looked for, below the kernel's ephemeral range
 PORT_STRIDE = 7919  # a prime: processes started together begin their search at different ports
+_search_from: list[int] = []  # where this process's next search starts: after the ports it handed out last
 
 
 def ephemeral_range(path: Path = Path("/proc/sys/net/ipv4/ip_local_port_range")) -> tuple[int, int]:
@@ -143,18 +144,26 @@ def free_ports(n: int, host: str = "127.0.0.1", pid: int | None = None) -> list[
     or the cluster's own nodes connecting to each other) may take it as its local port, and the broker fails
     with "Address already in use". Listening ports are taken from ``LISTEN_PORTS`` instead, less what the
     ephemeral range covers, searching from a point set by the process id so that parallel workers start
-    apart; the kernel's choice is the fallback when that range is too small or full."""
+    apart. Each search goes on after the ports the last one handed out, so a port of a broker that is down
+    for a while (a test restarting it) is not handed to a server started meanwhile. The kernel's choice is
+    the fallback when that range is too small or full. ``pid`` (tests) sets the starting point explicitly."""
     lo, hi = LISTEN_PORTS
     eph_lo, eph_hi = ephemeral_range()
     candidates = [p for p in range(lo, hi) if not eph_lo <= p <= eph_hi]
     found: list[int] = []
     if candidates:
-        start = ((os.getpid() if pid is None else pid) * PORT_STRIDE) % len(candidates)
-        for k in range(len(candidates)):
-            port = candidates[(start + k) % len(candidates)]
+        size = len(candidates)
+        if pid is not None:
+            start = (pid * PORT_STRIDE) % size
+        else:
+            start = _search_from[0] % size if _search_from else (os.getpid() * PORT_STRIDE) % size
+        for k in range(size):
+            port = candidates[(start + k) % size]
             if port_free(port, host):
                 found.append(port)
                 if len(found) == n:
+                    if pid is None:
+                        _search_from[:] = [start + k + 1]
                     return found
     socks: list[socket.socket] = []
     try:
