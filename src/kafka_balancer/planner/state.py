@@ -205,12 +205,13 @@ class State:
         return (np.concatenate([b_lead, b_held]), np.concatenate([r_lead, r_held]),
                 np.concatenate([u_lead, u_held]))
 
-    def relative_deviation(self, util: np.ndarray) -> np.ndarray:
-        """Utilisation's deviation from the target, relative to the target (resources along the last axis; 0
-        on a resource no live broker has capacity for). Polishing, the usage band and the heal's placement
-        all weigh moves by its square."""
-        t = self.target
-        return np.asarray(np.where(t > 0, (util - t) / self._target_or_1, 0.0))
+    def relative_deviation(self, util: np.ndarray, resources: list[int] | None = None) -> np.ndarray:
+        """Utilisation's deviation from the target, relative to the target (resources along the last axis, all
+        four or the ``resources`` listed; 0 on a resource no live broker has capacity for). Polishing, the
+        usage band, leadership tightening and the heal's placement all weigh moves by its square."""
+        t, div = (self.target, self._target_or_1) if resources is None else \
+            (self.target[resources], self._target_or_1[resources])
+        return np.asarray(np.where(t > 0, (util - t) / div, 0.0))
 
     def out_of_reach(self) -> np.ndarray:
         """[B, R]: pairs whose band is out of reach: :attr:`exempt`, and the present holders of the roles

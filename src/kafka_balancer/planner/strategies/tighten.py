@@ -33,8 +33,7 @@ def tighten(st: State, max_moves: int, deadline: float, min_dev: float = 0.01) -
     moves = 0
     while moves < max_moves and time.monotonic() < deadline:
         u = st.load[:, ROLE_RESOURCES] / st.cap[:, ROLE_RESOURCES]
-        t = st.target[ROLE_RESOURCES]
-        dev = np.where(t > 0, (u - t) / np.where(t > 0, t, 1.0), 0.0).max(axis=1)
+        dev = st.relative_deviation(u, ROLE_RESOURCES).max(axis=1)
         dev[~st.alive] = -np.inf
         if done:
             dev[list(done)] = -np.inf
@@ -66,12 +65,10 @@ def _step(st: State, s: int) -> int | None:
     pairs_p, pairs_f = pairs_p[keep], pairs_f[keep]
     if pairs_p.size == 0:
         return None
-    t = st.target[rr]
-    safe = np.where(t > 0, t, 1.0)
     delta = st.LF[pairs_p][:, rr]
 
     def dev(load: np.ndarray, cap: np.ndarray) -> np.ndarray:
-        return np.where(t > 0, (load / cap - t) / safe, 0.0)
+        return st.relative_deviation(load / cap, rr)
 
     cap_s, cap_f = st.cap[s, rr], st.cap[pairs_f][:, rr]
     load_s, load_f = st.load[s, rr], st.load[pairs_f][:, rr]
