@@ -41,14 +41,14 @@ CASES: dict[str, tuple[ClusterSpec, int, Constraints | None]] = {
 
 DIGESTS: dict[str, str] = {
     "dead-broker-1": "eea9117fd88e0065",  # the heal-bound warning (session 11); the plan itself is unchanged
-    "hetero-0": "665604e22b2ae07a",  # session 25: leadership tightening after the count goals
+    "hetero-0": "8f3f2d8ab6a6d7d6",  # session 27: compaction at the end, where nothing becomes less even
     "mini-hard-0": "05cc5ad1de89e17e",  # session 25: the usage band
     "new-brokers-0": "18c31f855facb1bd",  # session 25: the usage band, then leadership tightening once more
     "overloaded-0": "fca15369d9710823",
     "paper-0": "e4e2453b79ce72eb",  # session 25: the usage band, last goal of the policy
     "paper-3": "e599e9e2f4791fbb",  # session 13: the pair leadership exchange (0.136 -> 0.096)
-    "racks48-0": "25fe40305f03a33f",  # session 25: the usage band, then leadership tightening once more
-    "racks48-remove-2": "bfccf734f8b7e7eb",  # session 25: the usage band, then leadership tightening once more
+    "racks48-0": "f860ee7cb0f8443e",  # session 27: compaction at the end, where nothing becomes less even
+    "racks48-remove-2": "78688fdbac049629",  # session 27: compaction at the end, where nothing becomes less even
 }
 
 

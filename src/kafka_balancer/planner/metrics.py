@@ -81,6 +81,13 @@ def breached(util: FloatArr, theta: float, eps: float) -> np.ndarray:
     return np.asarray((util > theta + 1e-12) | (gamma_of(util) > eps + 1e-12))
 
 
+def breached_at(util: FloatArr, mean: FloatArr, theta: float, eps: float) -> np.ndarray:
+    """:func:`breached` of some live brokers' utilisations ``util``, given the mean utilisation of them all
+    (per resource)."""
+    gamma = np.abs(util - mean) / np.where(mean > 0, mean, 1.0)
+    return np.asarray((util > theta + 1e-12) | (gamma > eps + 1e-12))
+
+
 def resource_metrics(util: FloatArr, theta: float, eps: float) -> ResourceMetrics:
     n = len(util)
     total = float(util.sum())
