@@ -814,12 +814,15 @@ def _may_polish(st: State, cfg: _Settings) -> bool:
 
 
 def _even_out(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_limit: float) -> int:
-    """The usage band's turn (:mod:`usage_band`): within what is left of ``usage_band.SHARE`` × the polishing
-    allowance, or of the allowance the operator named in bytes, under polishing's conditions and limits;
+    """The usage band's turn (:mod:`usage_band`): within what is left of its allowance (``usage_band.allowance``),
+    or of the allowance the operator named in bytes, under polishing's conditions and limits;
     then leadership tightening once more. Returns the moves made (replica moves, swaps and leaderships)."""
     if not _may_polish(out.st, cfg):
         return 0
-    cap = usage_band.SHARE * cfg.polish_share * cfg.lower_bound if cfg.polish_bytes is None else cfg.polish_bytes
+    if cfg.polish_bytes is not None:
+        cap = cfg.polish_bytes
+    else:
+        cap = usage_band.allowance(cfg.polish_share * cfg.lower_bound, out.st)
     if cap <= 0:  # --polish 0, or a cluster already within seed 001's goals (a bound of 0)
         return 0
     n, steps = _polish_limits(snap)
