@@ -12,7 +12,10 @@ Command (the seed-1 table and every other seed's file; ``--skip large,huge`` lea
     .venv/bin/python bench/floors_at_defaults.py docs/compare-bench/results.json \\
         docs/compare-bench/seeds/small-seed0.json docs/compare-bench/seeds/small-seed2.json \\
         docs/compare-bench/seeds/small-seed3.json docs/compare-bench/seeds/small-seed4.json \\
-        docs/compare-bench/seeds/small-seed5.json
+        docs/compare-bench/seeds/small-seed5.json docs/compare-bench/seeds/small-seed6.json \\
+        docs/compare-bench/seeds/small-seed7.json docs/compare-bench/seeds/small-seed8.json \\
+        docs/compare-bench/seeds/small-seed9.json docs/compare-bench/seeds/small-seed10.json \\
+        docs/compare-bench/seeds/small-seed11.json
 
 ``--only hetero --goals capacity,replica_count`` plans one preset under another goal policy (session 26's
 table of goal orders on ``hetero``).
