@@ -1,4 +1,4 @@
-"""Compaction at the end of a plan (docs/planner.md, "Search", step 8): an undo that makes nothing less even is
+"""Compaction at the end of a plan (docs/planner.md, "Search", step 5): an undo that makes nothing less even is
 made, one that makes a resource or the replica counts less even is not, and on whole plans the pass lowers
 the bytes and worsens no measure the plan reports."""
 

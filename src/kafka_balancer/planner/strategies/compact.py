@@ -15,10 +15,10 @@ moves can make earlier ones unnecessary too. There an undo must also make nothin
 brokers' replica and leader counts come no further apart. So it saves bytes and worsens no measure the plan
 reports.
 
-Example: the replica-count goal moved a 4 GB replica of t-7 from broker 2 (40 replicas, disk 3 % over the
-target) to broker 6 (38 replicas, 1 % under), and the usage band later moved other replicas off broker 6
-for disk. If broker 6 now holds 41 replicas at disk 2 % over and broker 2 holds 39 at 2 % under, sending
-t-7 back gives 40 and 40 at about 0 % and 0 %: 4 GB fewer to copy, and both brokers evener.
+Example: the replica-count goal moved a 4 GB replica of t-7 from broker 2 to broker 6. Later goals moved
+other replicas onto broker 6 and off broker 2, so broker 6 ends with 41 replicas at disk 2 % over the
+target and broker 2 with 39 at 2 % under. Sending t-7 back gives 40 and 40 replicas, with disk about even
+on both: 4 GB fewer to copy, and both brokers evener.
 """
 
 from __future__ import annotations
