@@ -59,9 +59,29 @@ def service(kafka_cluster: Any, tmp_path: Path) -> Iterator[Started]:
 
 
 def text(drv: Any, key: str) -> str:
-    from selenium.webdriver.common.by import By
+    """The text the page shows for ``data-k="key"`` (table cells joined by spaces, as WebDriver's own element
+    text has them), read in one script: the page re-renders on every poll, so an element handle found in one
+    WebDriver call can be stale by the next (a CI run failed on that)."""
+    value = drv.execute_script(
+        "const e = document.querySelector(`[data-k=\"${arguments[0]}\"]`);"
+        "return e === null ? null : (e.innerText ?? e.textContent).replace(/\\t/g, ' ').trim();",
+        key,
+    )
+    assert value is not None, f"the page shows no data-k={key!r}"
+    return str(value)
 
-    return str(drv.find_element(By.CSS_SELECTOR, f'[data-k="{key}"]').text)
+
+def anomaly_table(drv: Any) -> tuple[int, dict[str, str]]:
+    """The anomaly table as the page shows it: its row count and each anomaly's state, read in one script. The
+    page re-renders the table on every poll, so element handles found in one call can be stale by the next
+    (a CI run failed on that)."""
+    rows, states = drv.execute_script(
+        "const s = {};"
+        "for (const e of document.querySelectorAll('#anomalies [data-k^=\"anomaly-state-\"]'))"
+        "  s[e.dataset.k.slice('anomaly-state-'.length)] = e.innerText.trim();"
+        "return [document.querySelectorAll('#anomalies tbody tr').length, s];"
+    )
+    return int(rows), {str(k): str(v) for k, v in states.items()}
 
 
 def post(url: str, body: dict[str, Any]) -> Any:
@@ -255,10 +275,8 @@ def test_dashboard_in_chromium(service: Started, tmp_path: Path) -> None:
         deadline = time.monotonic() + 20
         while True:
             api_an = get(url + "/api/anomalies?limit=40")["anomalies"]
-            shown = {a["id"]: text(drv, f"anomaly-state-{a['id']}")
-                     for a in api_an if drv.find_elements(By.CSS_SELECTOR, f'[data-k="anomaly-state-{a["id"]}"]')}
-            rows = drv.find_elements(By.CSS_SELECTOR, "#anomalies tbody tr")
-            if len(rows) == len(api_an) > 0 and shown == {a["id"]: a["state"] for a in api_an}:
+            rows, shown = anomaly_table(drv)
+            if rows == len(api_an) > 0 and shown == {a["id"]: a["state"] for a in api_an}:
                 break
             assert time.monotonic() < deadline, (shown, api_an)
             time.sleep(0.5)
