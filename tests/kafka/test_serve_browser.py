@@ -58,13 +58,17 @@ def service(kafka_cluster: Any, tmp_path: Path) -> Iterator[Started]:
         s.stop()
 
 
+# the text an element shows, as WebDriver's own element text has it (table cells joined by spaces; SVG text,
+# which has no innerText, too). The page re-renders on every poll, so the tests read it in one script: an
+# element handle found in one WebDriver call can be stale by the next (a CI run failed on that)
+SHOWN_JS = "const shown = (e) => (e.innerText ?? e.textContent).replace(/\\t/g, ' ').trim();"
+
+
 def text(drv: Any, key: str) -> str:
-    """The text the page shows for ``data-k="key"`` (table cells joined by spaces, as WebDriver's own element
-    text has them), read in one script: the page re-renders on every poll, so an element handle found in one
-    WebDriver call can be stale by the next (a CI run failed on that)."""
+    """The text the page shows for ``data-k="key"`` (``SHOWN_JS``)."""
     value = drv.execute_script(
-        "const e = document.querySelector(`[data-k=\"${arguments[0]}\"]`);"
-        "return e === null ? null : (e.innerText ?? e.textContent).replace(/\\t/g, ' ').trim();",
+        SHOWN_JS + "const e = document.querySelector(`[data-k=\"${arguments[0]}\"]`);"
+        "return e === null ? null : shown(e);",
         key,
     )
     assert value is not None, f"the page shows no data-k={key!r}"
@@ -72,13 +76,12 @@ def text(drv: Any, key: str) -> str:
 
 
 def anomaly_table(drv: Any) -> tuple[int, dict[str, str]]:
-    """The anomaly table as the page shows it: its row count and each anomaly's state, read in one script. The
-    page re-renders the table on every poll, so element handles found in one call can be stale by the next
-    (a CI run failed on that)."""
+    """The anomaly table as the page shows it (``SHOWN_JS``), read whole: its row count and each anomaly's
+    state."""
     rows, states = drv.execute_script(
-        "const s = {};"
+        SHOWN_JS + "const s = {};"
         "for (const e of document.querySelectorAll('#anomalies [data-k^=\"anomaly-state-\"]'))"
-        "  s[e.dataset.k.slice('anomaly-state-'.length)] = e.innerText.trim();"
+        "  s[e.dataset.k.slice('anomaly-state-'.length)] = shown(e);"
         "return [document.querySelectorAll('#anomalies tbody tr').length, s];"
     )
     return int(rows), {str(k): str(v) for k, v in states.items()}

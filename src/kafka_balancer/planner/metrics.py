@@ -68,24 +68,19 @@ class Metrics:
         return {res: m.as_dict() for res, m in self.resources.items()}
 
 
-def gamma_of(util: FloatArr) -> FloatArr:
+def gamma_of(util: FloatArr, mean: FloatArr | None = None) -> FloatArr:
     """Seed 001's γ of live brokers' utilisations ``util`` [brokers, resources]: distance from the arithmetic
-    mean utilisation, relative to it."""
-    mean = util.mean(axis=0) if util.size else np.zeros(util.shape[-1])
+    mean utilisation, relative to it. ``mean``: that mean, per resource, when ``util`` holds only some of the
+    live brokers."""
+    if mean is None:
+        mean = util.mean(axis=0) if util.size else np.zeros(util.shape[-1])
     return np.asarray(np.abs(util - mean) / np.where(mean > 0, mean, 1.0))
 
 
-def breached(util: FloatArr, theta: float, eps: float) -> np.ndarray:
+def breached(util: FloatArr, theta: float, eps: float, mean: FloatArr | None = None) -> np.ndarray:
     """[brokers, resources] of live brokers' utilisations ``util``: pairs outside seed 001's goals as
-    measured, above θ or with γ above ε."""
-    return np.asarray((util > theta + 1e-12) | (gamma_of(util) > eps + 1e-12))
-
-
-def breached_at(util: FloatArr, mean: FloatArr, theta: float, eps: float) -> np.ndarray:
-    """:func:`breached` of some live brokers' utilisations ``util``, given the mean utilisation of them all
-    (per resource)."""
-    gamma = np.abs(util - mean) / np.where(mean > 0, mean, 1.0)
-    return np.asarray((util > theta + 1e-12) | (gamma > eps + 1e-12))
+    measured, above θ or with γ above ε (``mean``: as in :func:`gamma_of`)."""
+    return np.asarray((util > theta + 1e-12) | (gamma_of(util, mean) > eps + 1e-12))
 
 
 def resource_metrics(util: FloatArr, theta: float, eps: float) -> ResourceMetrics:

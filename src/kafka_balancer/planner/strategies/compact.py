@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kafka_balancer.planner.metrics import breached_at
+from kafka_balancer.planner.metrics import breached
 from kafka_balancer.planner.state import State
 
 Admit = Callable[[int, int, int], bool]  # (partition, from, to)
@@ -62,7 +62,8 @@ def compact_evenly(st: State, theta: float, eps: float, band: float | None, max_
             util = st.load[live] / st.cap[live]
             seen[:] = [_Spread(st.changes, util, util.sum(axis=0), (util**2).sum(axis=0))]
         now = seen[0]
-        u0 = np.stack([st.load[src], st.load[dst]]) / np.stack([st.cap[src], st.cap[dst]])
+        rows = np.searchsorted(live, [src, dst])  # both are live: a new replica's broker, and one it left
+        u0 = now.util[rows]
         du = np.stack([-delta / st.cap[src], delta / st.cap[dst]])
         u1 = u0 + du
         s1 = now.s1 + du.sum(axis=0)  # exactly the same sum where the two brokers are of one size
@@ -71,13 +72,12 @@ def compact_evenly(st: State, theta: float, eps: float, band: float | None, max_
             return False
         mean0, mean1 = now.s1 / n, s1 / n
         if np.array_equal(mean0, mean1):  # brokers of one size: only the two brokers' pairs can change
-            if np.any(breached_at(u1, mean1, theta, eps) & ~breached_at(u0, mean0, theta, eps)):
-                return False
+            before, after = u0, u1
         else:  # the mean moved: any broker's γ may change
-            then = now.util.copy()
-            then[np.searchsorted(live, src)], then[np.searchsorted(live, dst)] = u1
-            if np.any(breached_at(then, mean1, theta, eps) & ~breached_at(now.util, mean0, theta, eps)):
-                return False
+            before, after = now.util, now.util.copy()
+            after[rows] = u1
+        if np.any(breached(after, theta, eps, mean1) & ~breached(before, theta, eps, mean0)):
+            return False
         return _band_kept(st, u0, u1, band)
 
     return _replicas(st, max_passes, (closer, even))
