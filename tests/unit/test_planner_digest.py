@@ -43,12 +43,12 @@ DIGESTS: dict[str, str] = {
     "dead-broker-1": "eea9117fd88e0065",  # the heal-bound warning (session 11); the plan itself is unchanged
     "hetero-0": "03bc92b35e18ae34",  # session 27: compaction at the end; count goals get 100 + 6N steps
     "mini-hard-0": "05cc5ad1de89e17e",  # session 25: the usage band
-    "new-brokers-0": "18c31f855facb1bd",  # session 25: the usage band, then leadership tightening once more
+    "new-brokers-0": "87181860f50e3bff",  # session 28: the replica counts' last pass, to the goal's band unwidened
     "overloaded-0": "fca15369d9710823",
     "paper-0": "e4e2453b79ce72eb",  # session 25: the usage band, last goal of the policy
-    "paper-3": "e599e9e2f4791fbb",  # session 13: the pair leadership exchange (0.136 -> 0.096)
-    "racks48-0": "f860ee7cb0f8443e",  # session 27: compaction at the end, where nothing becomes less even
-    "racks48-remove-2": "78688fdbac049629",  # session 27: compaction at the end, where nothing becomes less even
+    "paper-3": "d6134377abe139c0",  # session 28: the replica counts' last pass (CV 0.052 -> 0.022)
+    "racks48-0": "2b82ba061d615ce9",  # session 28: the replica counts' last pass, to the goal's band unwidened
+    "racks48-remove-2": "51d764cb7070058a",  # session 28: the replica counts' last pass, to the goal's band unwidened
 }
 
 

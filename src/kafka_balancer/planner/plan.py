@@ -34,11 +34,22 @@ from kafka_balancer.model.snapshot import CPU, DISK, NW_IN, NW_OUT, RESOURCES, D
 from kafka_balancer.planner import bounds, budget, exact, holder_floors, mode_report, step_log, usage_band
 from kafka_balancer.planner.constraints import DEMOTED_EXEMPT, Constraints, Resolved, resolve
 from kafka_balancer.planner.count_goals import CountGoal, make_goal
+from kafka_balancer.planner.count_goals.replica_count import ReplicaCountGoal
 from kafka_balancer.planner.goals import CapacityGoal
 from kafka_balancer.planner.metrics import Metrics, breached, evaluate, gamma_of
 from kafka_balancer.planner.policy import COUNT_GOALS, RESOURCE_GOALS, USAGE_BAND, GoalReport, parse_goals
 from kafka_balancer.planner.state import TOL, State
-from kafka_balancer.planner.strategies import compact, evacuate, leadership, polish, replica, swap, tighten, wide_swap
+from kafka_balancer.planner.strategies import (
+    compact,
+    evacuate,
+    even_counts,
+    leadership,
+    polish,
+    replica,
+    swap,
+    tighten,
+    wide_swap,
+)
 
 # Attempts, in order, until one ends balanced: (share of the ε band aimed at, choose replicas by violation
 # removed per byte). Choosing by bytes moves least data but can corner itself; first-acceptable (the
@@ -629,6 +640,14 @@ def _finish(
         compacted = compact.compact_evenly(
             st, cfg.theta, cfg.eps, usage_band.BAND if USAGE_BAND in cfg.policy else None
         )
+    # last, the replica-count goal's band as the goal states it, where that leaves the plan no less even
+    evened = 0
+    if cfg.compact and any(g.name == ReplicaCountGoal.name for g in post) and _may_polish(st, cfg):
+        evened = even_counts.even_counts(
+            st, cfg.theta, cfg.eps, usage_band.BAND if USAGE_BAND in cfg.policy else None, _band_cap(cfg, st),
+            int(st.alive.sum()),
+        )
+        count_moves[ReplicaCountGoal.name] = count_moves.get(ReplicaCountGoal.name, 0) + evened
     st.guards = []
     if repair:
         _repair(st, cfg, t0 + time_limit)
@@ -684,7 +703,7 @@ def _finish(
         # a cluster already within seed 001's goals whose plan fixes no goal: what was found only lowers σ or a
         # count's spread inside its band, and is not proposed (plan again, or on and on, and nothing moves)
         st.adopt(snap.replicas, snap.leader)
-        count_moves, cut, at_turn, compacted = dict.fromkeys(count_moves, 0), {}, {}, 0
+        count_moves, cut, at_turn, compacted, evened = dict.fromkeys(count_moves, 0), {}, {}, 0, 0
         warnings.append("nothing to move: the cluster already meets seed 001's goals, and the moves found would "
                         "improve no goal of the policy (they only lowered σ or a count's spread inside its band; "
                         "--polish SIZE proposes them)")
@@ -754,6 +773,7 @@ def _finish(
             "hot_partitions": any(line.startswith("partition ") for line in proofs),
             "count_moves": count_moves,
             "compacted_at_end": compacted,
+            "evened_at_end": evened,
             "heal": cfg.heal,
             "stranded": list(out.stranded),
             "polish": {"bytes": cfg.polish_bytes} if cfg.polish_bytes is not None else {"share": cfg.polish_share},
@@ -819,10 +839,7 @@ def _even_out(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_lim
     then leadership tightening once more. Returns the moves made (replica moves, swaps and leaderships)."""
     if not _may_polish(out.st, cfg):
         return 0
-    if cfg.polish_bytes is not None:
-        cap = cfg.polish_bytes
-    else:
-        cap = usage_band.allowance(cfg.polish_share * cfg.lower_bound, out.st)
+    cap = _band_cap(cfg, out.st)
     if cap <= 0:  # --polish 0, or a cluster already within seed 001's goals (a bound of 0)
         return 0
     n, steps = _polish_limits(snap)
@@ -830,6 +847,14 @@ def _even_out(snap: Snapshot, cfg: _Settings, out: _Outcome, t0: float, time_lim
     if cfg.tighten_leaders:  # leadership, which copies nothing, as after polishing; guarded the same way
         moves += tighten.tighten(out.st, max_moves=n, deadline=t0 + time_limit)
     return moves
+
+
+def _band_cap(cfg: _Settings, st: State) -> float:
+    """The bytes the plan as a whole may have copied when the usage band (and the replica counts' last pass)
+    stops: ``usage_band.allowance``, or the allowance the operator named in bytes."""
+    if cfg.polish_bytes is not None:
+        return cfg.polish_bytes
+    return usage_band.allowance(cfg.polish_share * cfg.lower_bound, st)
 
 
 def _exclusion_lines(snap: Snapshot, res: Resolved) -> list[str]:

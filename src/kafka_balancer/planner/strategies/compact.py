@@ -24,12 +24,11 @@ on both: 4 GB fewer to copy, and both brokers evener.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
-from kafka_balancer.planner.metrics import breached
 from kafka_balancer.planner.state import State
+from kafka_balancer.planner.strategies.evenness import Evenness
 
 Admit = Callable[[int, int, int], bool]  # (partition, from, to)
 Even = Callable[[int, int, np.ndarray], bool]  # (from, to, load moved)
@@ -48,9 +47,7 @@ def compact_evenly(st: State, theta: float, eps: float, band: float | None, max_
     """After every goal: send new replicas back where the goals allow and nothing becomes less even (see the
     module; ``band``: the usage band's relative half width, or None when it is not a goal). Leadership stays
     where the goals put it. Returns the number undone."""
-    live = np.flatnonzero(st.alive)
-    n = live.size
-    seen: list[_Spread] = []  # the live utilisations' sums, kept until the state changes
+    judge = Evenness(st, theta, eps, band)
 
     def closer(p: int, src: int, dst: int) -> bool:  # the two brokers' counts come no further apart
         if st.rcount[dst] + 1 > st.rcount[src]:
@@ -58,55 +55,9 @@ def compact_evenly(st: State, theta: float, eps: float, band: float | None, max_
         return not (st.ldr[p] == src and st.lcount[dst] + 1 > st.lcount[src])
 
     def even(src: int, dst: int, delta: np.ndarray) -> bool:
-        if not seen or seen[0].changes != st.changes:
-            util = st.load[live] / st.cap[live]
-            seen[:] = [_Spread(st.changes, util, util.sum(axis=0), (util**2).sum(axis=0))]
-        now = seen[0]
-        rows = np.searchsorted(live, [src, dst])  # both are live: a new replica's broker, and one it left
-        u0 = now.util[rows]
-        du = np.stack([-delta / st.cap[src], delta / st.cap[dst]])
-        u1 = u0 + du
-        s1 = now.s1 + du.sum(axis=0)  # exactly the same sum where the two brokers are of one size
-        s2 = now.s2 + (u1**2 - u0**2).sum(axis=0)
-        if np.any(_cv2(s1, s2, n) > _cv2(now.s1, now.s2, n) * (1 + 1e-12) + 1e-18):
-            return False
-        mean0, mean1 = now.s1 / n, s1 / n
-        if np.array_equal(mean0, mean1):  # brokers of one size: only the two brokers' pairs can change
-            before, after = u0, u1
-        else:  # the mean moved: any broker's γ may change
-            before, after = now.util, now.util.copy()
-            after[rows] = u1
-        if np.any(breached(after, theta, eps, mean1) & ~breached(before, theta, eps, mean0)):
-            return False
-        return _band_kept(st, u0, u1, band)
+        return judge.change(src, dst, delta) is not None
 
     return _replicas(st, max_passes, (closer, even))
-
-
-@dataclass(frozen=True)
-class _Spread:
-    changes: int  # the state's change counter when taken
-    util: np.ndarray  # [live brokers, resources]
-    s1: np.ndarray  # per resource: sum of the utilisations
-    s2: np.ndarray  # and of their squares
-
-
-def _cv2(s1: np.ndarray, s2: np.ndarray, n: int) -> np.ndarray:
-    """Per resource, the squared coefficient of variation of ``n`` utilisations from their sum and the sum of
-    their squares (σ is this spread, divided by the number of brokers)."""
-    mean = s1 / n
-    var = np.maximum(s2 / n - mean**2, 0.0)
-    return np.asarray(np.where(mean > 0, var / np.where(mean > 0, mean, 1.0) ** 2, 0.0))
-
-
-def _band_kept(st: State, now: np.ndarray, then: np.ndarray, band: float | None) -> bool:
-    """Utilisations ``now`` → ``then`` of some brokers: does no pair inside the usage ``band`` (relative to the
-    target) leave it?"""
-    if band is None:
-        return True
-    before, after = st.relative_deviation(now), st.relative_deviation(then)
-    inside = np.abs(before) <= band + 1e-12
-    return not bool(np.any(inside & (np.abs(after) > band + 1e-12)))
 
 
 def _replicas(st: State, max_passes: int, extra: tuple[Admit, Even] | None = None) -> int:
