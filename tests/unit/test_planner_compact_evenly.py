@@ -6,34 +6,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from disk_states import GB, disk_only_state
 
-from kafka_balancer.model.snapshot import Snapshot
 from kafka_balancer.planner import plan
 from kafka_balancer.planner.invariants import hard_violations
 from kafka_balancer.planner.plan import PlanResult
-from kafka_balancer.planner.state import State
 from kafka_balancer.planner.strategies import compact
 from kafka_balancer.sim.cluster import PRESETS, generate
-
-GB = 1e9
-
-
-def _state(sizes_gb: list[float], holders: list[int], n: int) -> State:
-    """``n`` brokers of 1 TB; one single-replica partition per size, on its holder. Only disk carries load,
-    so the other resources have a target of 0 and never count."""
-    lead = np.array([[0.0, s * GB, 0.0, 0.0] for s in sizes_gb])
-    snap = Snapshot.build(
-        broker_ids=list(range(n)), capacity=np.tile([100.0, 1e12, 1e8, 1e8], (n, 1)), topics=["t"],
-        topic_idx=[0] * len(sizes_gb), partition=list(range(len(sizes_gb))), replicas=[[b] for b in holders],
-        leader=holders, leader_load=lead, follower_load=lead,
-    )
-    return State(snap, 0.8, 0.1, 0.97)
 
 
 def test_an_undo_that_evens_out_is_made() -> None:
     # broker 0: 50 + 100 GB, broker 1: 100 + 50 GB. The plan sent the 50 GB partition 0 to broker 1 (100 and
     # 200 GB, 1 and 3 replicas); sending it back gives 150 and 150 GB, 2 and 2 replicas: no copy left
-    st = _state([50, 100, 100, 50], [0, 0, 1, 1], 2)
+    st = disk_only_state([50, 100, 100, 50], [0, 0, 1, 1], 2)
     st.move_replica(0, 0, 1)
     assert st.copies == 1
     assert compact.compact_evenly(st, 0.8, 0.1, 0.075) == 1
@@ -44,7 +29,7 @@ def test_an_undo_that_evens_out_is_made() -> None:
 def test_an_undo_that_unevens_a_resource_is_not_made() -> None:
     # two 100 GB partitions a broker, and the plan swapped partitions 0 and 2 (200 and 200 GB). Either undo
     # alone leaves 300 and 100 GB: less even, so both copies stay (compaction undoes moves one at a time)
-    st = _state([100, 100, 100, 100], [0, 0, 1, 1], 2)
+    st = disk_only_state([100, 100, 100, 100], [0, 0, 1, 1], 2)
     st.move_replica(0, 0, 1)
     st.move_replica(2, 1, 0)
     assert compact.compact_evenly(st, 0.8, 0.1, 0.075) == 0
@@ -54,7 +39,7 @@ def test_an_undo_that_unevens_a_resource_is_not_made() -> None:
 def test_an_undo_that_takes_the_counts_apart_is_not_made() -> None:
     # broker 0: 100 + 10 + 10 GB, broker 1: 100 GB. The plan sent the 100 GB partition 0 to broker 1: 20 and
     # 200 GB, 2 and 2 replicas. Sending it back evens disk (120 and 100 GB) but leaves 3 and 1 replicas
-    st = _state([100, 10, 10, 100], [0, 0, 0, 1], 2)
+    st = disk_only_state([100, 10, 10, 100], [0, 0, 0, 1], 2)
     st.move_replica(0, 0, 1)
     assert compact.compact_evenly(st, 0.8, 0.1, 0.075) == 0
     assert st.copies == 1

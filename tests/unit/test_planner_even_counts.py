@@ -6,30 +6,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from disk_states import GB, disk_only_state
 
-from kafka_balancer.model.snapshot import Snapshot
 from kafka_balancer.planner import plan
 from kafka_balancer.planner.invariants import hard_violations
 from kafka_balancer.planner.state import State
 from kafka_balancer.planner.strategies import even_counts
 from kafka_balancer.sim.cluster import PRESETS, generate
 
-GB = 1e9
-
 
 def _state(sizes_gb: list[list[float]]) -> State:
-    """One broker of 1 TB per list; one single-replica partition per size, on that broker. Only disk carries
-    load, so the other resources have a target of 0 and never count."""
+    """One broker per list, holding one single-replica partition per size (disk only)."""
     holders = [b for b, sizes in enumerate(sizes_gb) for _ in sizes]
-    flat = [s for sizes in sizes_gb for s in sizes]
-    n = len(sizes_gb)
-    lead = np.array([[0.0, s * GB, 0.0, 0.0] for s in flat])
-    snap = Snapshot.build(
-        broker_ids=list(range(n)), capacity=np.tile([100.0, 1e12, 1e8, 1e8], (n, 1)), topics=["t"],
-        topic_idx=[0] * len(flat), partition=list(range(len(flat))), replicas=[[b] for b in holders],
-        leader=holders, leader_load=lead, follower_load=lead,
-    )
-    return State(snap, 0.8, 0.1, 0.97)
+    return disk_only_state([s for sizes in sizes_gb for s in sizes], holders, len(sizes_gb))
 
 
 def test_the_goal_band_in_whole_counts() -> None:
