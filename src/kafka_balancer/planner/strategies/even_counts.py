@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from kafka_balancer.planner.count_goals.replica_count import ReplicaCountGoal
 from kafka_balancer.planner.state import State
 from kafka_balancer.planner.strategies.evenness import Evenness
 
@@ -48,7 +49,7 @@ def goal_band(counts: np.ndarray, widened: bool = False) -> tuple[int, int]:
     """The replica-count goal's band in whole counts: ⌈mean − tol⌉..⌊mean + tol⌋ with tol = max(1, 5 % of
     the mean), or ⌊mean − tol⌋..⌈mean + tol⌉ as the goal's move loop widens it (``widened``)."""
     mean = float(counts.mean()) if counts.size else 0.0
-    tol = max(1.0, 0.05 * mean)
+    tol = max(1.0, ReplicaCountGoal.share * mean)
     if widened:
         return math.floor(mean - tol), math.ceil(mean + tol)
     return math.ceil(mean - tol - 1e-9), math.floor(mean + tol + 1e-9)
@@ -57,13 +58,14 @@ def goal_band(counts: np.ndarray, widened: bool = False) -> tuple[int, int]:
 def even_counts(st: State, theta: float, eps: float, band: float | None, allowance: float, max_moves: int) -> int:
     """Moves replicas until every live broker's count is inside :func:`goal_band`, no move qualifies, or
     ``max_moves`` are made (see the module). Nothing is done unless every count is inside the widened band:
-    where the goal's move loop ran out of work budget first (1,000 brokers), this pass would be its
-    unbudgeted continuation. ``band``: the usage band's half width, or None when it is not a
-    goal; ``allowance``: the bytes the plan as a whole may have copied. Returns the moves made."""
+    where the goal's move loop stopped short of it (its work budget ran out on 1,000 brokers; higher goals
+    blocked it on brokers of unequal size), this pass would be its unbudgeted continuation. ``band``: the
+    usage band's half width, or None when it is not a goal; ``allowance``: the bytes the plan as a whole may
+    have copied. Returns the moves made."""
     live = np.flatnonzero(st.alive)
     wide_lo, wide_hi = goal_band(st.rcount[live], widened=True)
     if live.size < 2 or st.rcount[live].min() < wide_lo or st.rcount[live].max() > wide_hi:
-        return 0  # the goal's own move loop stopped short (its work budget): its business, not this pass's
+        return 0  # the goal's own move loop stopped short of its band: its business, not this pass's
     judge = Evenness(st, theta, eps, band)
     moves = 0
     while moves < max_moves:
