@@ -45,13 +45,11 @@ PAIR_CANDIDATES = 8  # the source's lightest replicas paired in a two-for-one ex
 EXCHANGE_PAIRS = 4  # (source, destination) pairs a two-for-one exchange is tried on
 
 
-def goal_band(counts: np.ndarray, widened: bool = False) -> tuple[int, int]:
-    """The replica-count goal's band in whole counts: ⌈mean − tol⌉..⌊mean + tol⌋ with tol = max(1, 5 % of
-    the mean), or ⌊mean − tol⌋..⌈mean + tol⌉ as the goal's move loop widens it (``widened``)."""
+def goal_band(counts: np.ndarray) -> tuple[int, int]:
+    """The replica-count goal's band in whole counts, not widened: ⌈mean − tol⌉..⌊mean + tol⌋ with tol =
+    max(1, 5 % of the mean) (the goal's own ``band`` is ⌊mean − tol⌋..⌈mean + tol⌉)."""
     mean = float(counts.mean()) if counts.size else 0.0
     tol = max(1.0, ReplicaCountGoal.share * mean)
-    if widened:
-        return math.floor(mean - tol), math.ceil(mean + tol)
     return math.ceil(mean - tol - 1e-9), math.floor(mean + tol + 1e-9)
 
 
@@ -63,8 +61,10 @@ def even_counts(st: State, theta: float, eps: float, band: float | None, allowan
     usage band's half width, or None when it is not a goal; ``allowance``: the bytes the plan as a whole may
     have copied. Returns the moves made."""
     live = np.flatnonzero(st.alive)
-    wide_lo, wide_hi = goal_band(st.rcount[live], widened=True)
-    if live.size < 2 or st.rcount[live].min() < wide_lo or st.rcount[live].max() > wide_hi:
+    if live.size < 2:
+        return 0
+    wide_lo, wide_hi = ReplicaCountGoal().band(st)
+    if st.rcount[live].min() < wide_lo or st.rcount[live].max() > wide_hi:
         return 0  # the goal's own move loop stopped short of its band: its business, not this pass's
     judge = Evenness(st, theta, eps, band)
     moves = 0
