@@ -123,3 +123,30 @@ def test_hetero_out_of_reach_count_goals_take_no_pair_out_of_the_band() -> None:
     assert int(before.sum()) == 47
     assert not np.any(after & ~before)  # no pair newly outside
     assert any(g.name == "leader_count" and "dropped" in g.detail for g in full.goals)
+
+
+def _snap_rf2() -> Snapshot:
+    """Three equal brokers; partition 0 on broker 0 alone, partition 1 on brokers 0 and 1 (led by 0)."""
+    lead = np.tile([1.0, 10.0, 1.0, 1.0], (2, 1))
+    return Snapshot.build(
+        broker_ids=[0, 1, 2], capacity=np.tile([100.0, 100.0, 100.0, 100.0], (3, 1)), topics=["t"],
+        topic_idx=[0, 0], partition=[0, 1], replicas=[[0, -1], [0, 1]], leader=[0, 0],
+        leader_load=lead, follower_load=lead * 0.5,
+    )
+
+
+def test_move_replicas_is_all_or_none_and_leaves_budget_and_journal_as_they_were() -> None:
+    st = State(_snap_rf2(), 0.8, 0.1, 0.97)
+    st.journal = [(1, 0, 0, 0)]  # an earlier change, kept
+    rep, ldr, load = st.rep.copy(), st.ldr.copy(), st.load.copy()
+    copied, budget, counts = st.copied, st.byte_budget, st.rcount.copy()
+    # the second step is refused only because the first put a replica of partition 1 on broker 2
+    assert not st.move_replicas([(1, 0, 2), (1, 1, 2)])
+    assert (st.rep == rep).all() and (st.ldr == ldr).all() and (st.rcount == counts).all()
+    np.testing.assert_allclose(st.load, load)
+    assert (st.copied, st.byte_budget) == (copied, budget)
+    assert st.journal == [(1, 0, 0, 0)]
+    # steps that all pass are all made, and journalled
+    assert st.move_replicas([(1, 0, 2), (0, 0, 1)])
+    assert st.rep[1].tolist() == [2, 1] and st.rep[0, 0] == 1
+    assert st.journal == [(1, 0, 0, 0), (0, 1, 0, 2), (0, 0, 0, 1)]

@@ -5,6 +5,7 @@ Private to one :func:`kafka_balancer.planner.plan` call; the caller's snapshot i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -545,6 +546,25 @@ class State:
         self.byte_budget -= float(self.disk_bytes[p])
         if self.journal is not None:
             self.journal.append((0, p, src, dst))
+
+    def move_replicas(self, steps: Sequence[tuple[int, int, int]]) -> bool:
+        """Make the replica moves ``(partition, from, to)`` in order, all or none: each is checked by
+        :meth:`spread_ok` when its turn comes (an earlier move can change what a later one may do), and if one
+        is refused those made are undone, leaving the state, the byte budget and the journal as they were."""
+        mark = len(self.journal) if self.journal is not None else 0
+        done: list[Change] = []
+        for p, src, dst in steps:
+            if not self.spread_ok(p, src, dst):
+                journal, self.journal = self.journal, None
+                for change in reversed(done):
+                    self.undo(change)
+                if journal is not None:
+                    del journal[mark:]
+                self.journal = journal
+                return False
+            self.move_replica(p, src, dst)
+            done.append((0, p, src, dst))
+        return True
 
     def undo(self, change: Change) -> None:
         """Reverse one journalled change (a leadership change from no leader is not undone here)."""

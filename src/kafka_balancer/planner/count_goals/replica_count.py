@@ -165,15 +165,8 @@ def _exchange(st: State, src: int, dests: np.ndarray, resource_guard: bool) -> b
             if not np.isfinite(cost[qi, pi]):
                 break
             p1, p2, pq = int(a_all[i1[pi]]), int(a_all[i2[pi]]), int(q[qi])
-            if not (st.spread_ok(p1, src, dst) and st.spread_ok(pq, dst, src)):
-                continue
-            st.move_replica(p1, src, dst)
-            if not st.spread_ok(p2, src, dst):
-                st.move_replica(p1, dst, src)  # undo: the pair does not fit after all
-                continue
-            st.move_replica(p2, src, dst)
-            st.move_replica(pq, dst, src)
-            return True
+            if st.move_replicas([(p1, src, dst), (p2, src, dst), (pq, dst, src)]):
+                return True
     return False
 
 

@@ -131,7 +131,7 @@ def _exchange(st: State, pairs: list[tuple[int, int]], judge: Evenness, allowanc
         q = st.members_arr(dst)
         q = q[~st.frozen[q] & ~np.any(st.rep[q] == src, axis=1)]
         q = np.array([p for p in q.tolist() if st.spread_ok(p, dst, src)], dtype=np.int64)
-        gap = abs(int(st.lcount[src]) - int(st.lcount[dst]))
+        diff = int(st.lcount[src]) - int(st.lcount[dst])
         best: tuple[float, int, int, int] | None = None
         for i in range(a.size):
             for j in range(i + 1, a.size):
@@ -139,7 +139,7 @@ def _exchange(st: State, pairs: list[tuple[int, int]], judge: Evenness, allowanc
                 for pq in q.tolist():
                     # leaderships go with their replicas: the two brokers' leader counts come no further apart
                     led = int(st.ldr[p1] == src) + int(st.ldr[p2] == src) - int(st.ldr[pq] == dst)
-                    if abs(int(st.lcount[src]) - int(st.lcount[dst]) - 2 * led) > gap:
+                    if abs(diff - 2 * led) > abs(diff):
                         continue
                     net = st.role_load(p1, src) + st.role_load(p2, src) - st.role_load(pq, dst)
                     if st.grows_at(src, -net) or st.grows_at(dst, net):
@@ -149,20 +149,6 @@ def _exchange(st: State, pairs: list[tuple[int, int]], judge: Evenness, allowanc
                     gain = judge.change(src, dst, net, COUNT_WEIGHT)
                     if gain is not None and (best is None or gain < best[0]):
                         best = (gain, p1, p2, pq)
-        if best is not None and _apply_exchange(st, src, dst, *best[1:]):
+        if best is not None and st.move_replicas([(best[1], src, dst), (best[2], src, dst), (best[3], dst, src)]):
             return True
     return False
-
-
-def _apply_exchange(st: State, src: int, dst: int, p1: int, p2: int, pq: int) -> bool:
-    """Make the exchange step by step, each step checked again (the first move can change what the next may
-    do); undone if a step is refused."""
-    done: list[tuple[int, int, int]] = []
-    for p, a, b in ((p1, src, dst), (p2, src, dst), (pq, dst, src)):
-        if not st.spread_ok(p, a, b):
-            for q, x, y in reversed(done):
-                st.move_replica(q, y, x)
-            return False
-        st.move_replica(p, a, b)
-        done.append((p, a, b))
-    return True
