@@ -331,8 +331,9 @@ class Service:
                                          f"{self.model.pipeline_seconds} s)")
             except BalancerError as exc:
                 with self.lock:
-                    self.model.status = f"pipeline: {exc.message}" + ("" if self.loads else
-                                                                      "; disk from replica sizes meanwhile")
+                    kept = (f"; the loads built at {time.strftime('%H:%M:%S', time.localtime(self.loads.built_at))} "
+                            "are kept" if self.loads else "; disk from replica sizes meanwhile")
+                    self.model.status = f"pipeline: {exc.message}{kept}"
             except Exception as exc:
                 with self.lock:
                     self.model.status = f"pipeline failed: {type(exc).__name__}: {str(exc)[:200]}"
