@@ -73,3 +73,68 @@ def test_collect_goes_on_while_a_broker_dies(kafka_cluster, tmp_path):
     # the disk capacities of the brokers that answer are still written (the joint request fails)
     caps = orjson.loads((tmp_path / "broker-capacity.json").read_bytes())["brokers"]
     assert {"1", "2"} <= set(caps) and all(c["disk"] > 0 for c in caps.values())
+
+
+def _lead_on(kafka_cluster, topic: str, partition: int, broker: int) -> None:
+    """Move ``topic-partition`` to ``broker`` (first in its replica list) and make that broker its leader."""
+    import time
+
+    from kafka_balancer.executor.kafka_adapter import KafkaAdapter
+
+    ka = KafkaAdapter.connect(kafka_cluster.bootstrap)
+    try:
+        admin = kafka_cluster.admin()
+        other = next(b for b in kafka_cluster.broker_ids if b != broker)
+        assert ka.submit({(topic, partition): [broker, other]}) == {}
+        deadline = time.monotonic() + 90
+        while True:
+            ka.elect_preferred([(topic, partition)])
+            p = next(p for t in admin.describe_topics([topic]) for p in t["partitions"]
+                     if p["partition_index"] == partition)
+            if list(p["replica_nodes"]) == [broker, other] and p["leader_id"] == broker:
+                return
+            assert time.monotonic() < deadline, p
+            time.sleep(1)
+    finally:
+        ka.close()
+
+
+def test_sampling_reaches_a_broker_that_joined_after_the_client(kafka_cluster, tmp_path):
+    # a kafka-python client does not learn of a broker that joins after it read the metadata: every request
+    # to it fails (UnknownBrokerIdError), and before the fix every later round had no offsets and no replica
+    # sizes at all. A round with a failed part is read again with a fresh client
+    from kafka.admin import NewTopic
+
+    from kafka_balancer.serve.sampling import Sampler
+
+    kafka_cluster.kill_broker(3)
+    kafka_cluster.cluster.wait_fenced([3])
+    admin = kafka_cluster.admin()
+    admin.create_topics([NewTopic("col-join", -1, -1, replica_assignments={0: [1, 2], 1: [2, 1]})])
+    admin.wait_for_topics(["col-join"], timeout_ms=30000)
+    spec = WorkloadSpec(topics=(TopicLoad("col-join", partitions=2, replication=2, rate=50, size=200),),
+                        groups=())
+    WorkloadRunner(kafka_cluster.bootstrap, spec, seed=3, duration_s=2, progress=False).run()
+    sampler = Sampler(kafka_cluster.bootstrap, tmp_path / "serve-samples")
+    sampler.round()  # its client now knows brokers 1 and 2 only
+    lines: list[str] = []
+
+    def say(line: str) -> None:
+        lines.append(line)
+        if len(lines) == 1:  # the collector's client, too, was made before broker 3 came back
+            kafka_cluster.start_broker(3)
+            _lead_on(kafka_cluster, "col-join", 0, 3)
+
+    res = collect(CollectOptions(bootstrap=kafka_cluster.bootstrap, out_dir=tmp_path / "collect", interval_s=1,
+                                 rounds=3), say=say)
+    assert res.rounds == 3
+    recs = [orjson.loads(line) for f in res.files for line in f.read_bytes().splitlines()]
+    last = max(r["ts"] for r in recs)
+    parts = [r for r in recs if r["ts"] == last and r["type"] == "partition" and r["topic"] == "col-join"]
+    assert {(r["partition"], r["leader"]) for r in parts} == {(0, 3), (1, 2)}
+    assert all(r["log_end_offset"] is not None and r["log_end_offset"] > 0 for r in parts), parts
+    assert {r["broker"] for r in recs if r["ts"] == last and r["type"] == "replica" and r["topic"] == "col-join"} \
+        == {1, 2, 3}
+    _, sizes = sampler.round()
+    assert sampler.failed == [] and sizes[("col-join", 0)] > 0 and sizes[("col-join", 1)] > 0
+    sampler.close()

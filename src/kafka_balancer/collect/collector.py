@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_balancer.collect.admin import RenewingAdmin, retried
-from kafka_balancer.collect.sampler import build_records, read_round
+from kafka_balancer.collect.sampler import build_records, read_round, retry_fresh
 from kafka_balancer.collect.writer import SampleFileWriter, SampleParquetWriter, SampleTopicWriter
 from kafka_balancer.errors import InputError
 
@@ -96,8 +96,8 @@ def collect(opt: CollectOptions, say: Callable[[str], None] | None = None) -> Co
         while True:
             t0 = time.monotonic()
             # a broker that just died is still in the metadata until it is fenced: the round is tried again
-            raw = session.call(lambda client: read_round(client, int(time.time() * 1000), opt.metrics_urls,
-                                                          opt.include_internal))
+            raw = retry_fresh(lambda: session.call(lambda client: read_round(
+                client, int(time.time() * 1000), opt.metrics_urls, opt.include_internal)), session.renew)
             records = build_records(raw, opt.cluster, opt.hosts)
             path = files.write_round(records)
             if topic is not None:
@@ -109,7 +109,8 @@ def collect(opt: CollectOptions, say: Callable[[str], None] | None = None) -> Co
             alive = sum(1 for r in records if r["type"] == "broker" and r["alive"])
             say(f"round {res.rounds}: {len(records)} records ({alive} brokers alive, "
                 f"{len(raw.partitions)} partitions, {sum(1 for m in raw.metrics.values() if m)} scraped) "
-                f"-> {path.name} in {res.last_round_s:.1f} s")
+                f"-> {path.name} in {res.last_round_s:.1f} s"
+                + (f"; without {', '.join(raw.failed)}" if raw.failed else ""))
             if opt.rounds is not None and res.rounds >= opt.rounds:
                 break
             elapsed = time.monotonic() - t_start

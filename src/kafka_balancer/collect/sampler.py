@@ -7,7 +7,7 @@ returns a :class:`RawRound`; :func:`build_records` turns that into records and i
 from __future__ import annotations
 
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,10 @@ class RawRound:
     replica_sizes: list[tuple[str, int, int, int, str]] = field(default_factory=list)  # t, p, b, size, dir
     group_offsets: list[tuple[str, str, int, int]] = field(default_factory=list)  # group, t, p, offset
     metrics: dict[int, BrokerMetrics | None] = field(default_factory=dict)
+    # the parts a request for failed, with the error: "end offsets (UnknownBrokerIdError)". A client whose
+    # metadata predates a broker that joined cannot reach it (kafka-python does not learn of it from
+    # describe_cluster): every round would lack them until a fresh client reads (see retry_fresh)
+    failed: list[str] = field(default_factory=list)
 
 
 def build_records(raw: RawRound, cluster: str, hosts: Mapping[int, str] | None = None) -> list[dict[str, Any]]:
@@ -108,18 +112,21 @@ def read_round(
                     }
         raw = RawRound(ts=ts, brokers=brokers, partitions=parts)
         online = [TopicPartition(t, p) for (t, p), v in parts.items() if v["leader"] >= 0]
-        for spec, dest in ((OffsetSpec.LATEST, raw.end_offsets), (OffsetSpec.EARLIEST, raw.start_offsets)):
+        for spec, dest, what in ((OffsetSpec.LATEST, raw.end_offsets, "end offsets"),
+                                 (OffsetSpec.EARLIEST, raw.start_offsets, "start offsets")):
             try:
                 res = admin.list_partition_offsets({tp: spec for tp in online}, timeout_ms=5000) if online else {}
-            except KafkaError:
-                res = {}  # a leader changed mid-call: this round has no offsets; rates skip it
+            except KafkaError as exc:
+                res = {}  # a leader changed mid-call, or a leader the client does not know: rates skip the round
+                raw.failed.append(f"{what} ({type(exc).__name__})")
             dest.update({(tp.topic, tp.partition): int(o.offset) for tp, o in res.items()})
         topics = {t for t, _ in parts}
         alive_ids = sorted(int(b["broker_id"]) for b in brokers)
         try:
             dirs = admin.describe_log_dirs(None, alive_ids) if alive_ids else []
-        except KafkaError:
+        except KafkaError as exc:
             dirs = []
+            raw.failed.append(f"replica sizes ({type(exc).__name__})")
         for t, p, b, size, log_dir, future in log_dir_replicas(dirs, topics):
             if not future:
                 raw.replica_sizes.append((t, p, b, size, log_dir))
@@ -127,8 +134,9 @@ def read_round(
             groups = [g["group_id"] for g in admin.list_groups()
                       if g.get("protocol_type") in ("consumer", "") or g.get("group_type") == "consumer"]
             offsets = admin.list_group_offsets(groups) if groups else {}
-        except KafkaError:
+        except KafkaError as exc:
             offsets = {}
+            raw.failed.append(f"group offsets ({type(exc).__name__})")
         for g, by_tp in offsets.items():
             for tp, om in by_tp.items():
                 if tp.topic in topics and om.offset >= 0:
@@ -138,4 +146,14 @@ def read_round(
         if m is not None and not include_internal:
             m.topics = {t: c for t, c in m.topics.items() if not t.startswith("__")}
         raw.metrics[int(b)] = m
+    return raw
+
+
+def retry_fresh(read: Callable[[], RawRound], renew: Callable[[], None]) -> RawRound:
+    """``read()``; if part of it failed, a fresh client (``renew()``) and ``read()`` once more, whose answer is
+    kept even if it fails too (a broker that died is in the metadata until it is fenced)."""
+    raw = read()
+    if raw.failed:
+        renew()
+        raw = read()
     return raw

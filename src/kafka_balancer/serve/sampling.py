@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_balancer.collect.admin import connect_admin, quiet_kafka_logs
-from kafka_balancer.collect.sampler import build_records, read_round
+from kafka_balancer.collect.sampler import RawRound, build_records, read_round, retry_fresh
 from kafka_balancer.collect.writer import SampleParquetWriter
 from kafka_balancer.serve.observation import TP, Observation, from_raw
 
@@ -30,16 +30,12 @@ class Sampler:
         self.cluster = cluster
         self.writer = SampleParquetWriter(self.samples_dir, rounds_per_file=1_000_000)  # flushed by the service
         self._admin: Any = None
+        self.failed: list[str] = []
 
     def round(self) -> tuple[Observation, dict[TP, int]]:
         """One sampling round: the topology and each partition's size (largest replica, bytes)."""
-        if self._admin is None:
-            self._admin = connect_admin(self.bootstrap, timeout_s=10.0, security=self.security)
-        try:
-            raw = read_round(self._admin, int(time.time() * 1000), self.metrics_urls)
-        except Exception:
-            self.close_admin()  # a fresh client next round (kafka-python can stay pinned to a dead broker)
-            raise
+        raw = retry_fresh(self._read, self.close_admin)
+        self.failed = list(raw.failed)  # what this round still lacks after a fresh client tried
         records = build_records(raw, self.cluster, self.hosts)
         if records:
             self.writer.write_round(records)
@@ -47,6 +43,15 @@ class Sampler:
         for t, p, _b, size, _d in raw.replica_sizes:
             sizes[(t, p)] = max(sizes.get((t, p), 0), int(size))
         return from_raw(raw), sizes
+
+    def _read(self) -> RawRound:
+        if self._admin is None:
+            self._admin = connect_admin(self.bootstrap, timeout_s=10.0, security=self.security)
+        try:
+            return read_round(self._admin, int(time.time() * 1000), self.metrics_urls)
+        except Exception:
+            self.close_admin()  # a fresh client next round (kafka-python can stay pinned to a dead broker)
+            raise
 
     def flush(self) -> None:
         self.writer.flush()

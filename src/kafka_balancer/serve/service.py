@@ -205,6 +205,8 @@ class Service:
                 obs = None
             if obs is not None:
                 self.on_round(obs, sizes)
+                if self.sampler.failed:
+                    self.last_error = f"sampling: the round is without {', '.join(self.sampler.failed)}"
             w = int(time.time() // window)
             if w != last_window:
                 last_window = w
