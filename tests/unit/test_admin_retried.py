@@ -4,7 +4,7 @@ kafka-python's choice), a fresh client before the last try, and the last error i
 from __future__ import annotations
 
 import pytest
-from kafka.errors import KafkaConnectionError, TopicAuthorizationFailedError
+from kafka.errors import KafkaConnectionError, TopicAuthorizationFailedError, UnknownBrokerIdError
 
 from kafka_balancer.collect import admin
 
@@ -46,4 +46,36 @@ def test_other_errors_are_not_retried() -> None:
 
     with pytest.raises(TopicAuthorizationFailedError):
         admin.retried(call)
+    assert log == ["call"]
+
+
+def test_a_broker_the_client_never_saw_gets_a_fresh_client_at_once_and_once() -> None:
+    log: list[str] = []
+    clients = iter(["old", "fresh"])
+    client = [next(clients)]
+
+    def call() -> str:
+        log.append(f"call {client[0]}")
+        if client[0] == "old":
+            raise UnknownBrokerIdError("4")
+        return "offsets"
+
+    def renew() -> None:
+        log.append("renew")
+        client[0] = next(clients)
+
+    assert admin.retried(call, renew=renew) == "offsets"
+    assert log == ["call old", "renew", "call fresh"]  # no sleep and no second try on the old client
+    log.clear()
+
+    def always() -> str:
+        log.append("call")
+        raise UnknownBrokerIdError("4")
+
+    with pytest.raises(UnknownBrokerIdError):
+        admin.retried(always, renew=lambda: log.append("renew"))
+    assert log == ["call", "renew", "call"]  # a fresh client that fails too: the error is the caller's
+    log.clear()
+    with pytest.raises(UnknownBrokerIdError):
+        admin.retried(always)  # nothing to renew
     assert log == ["call"]

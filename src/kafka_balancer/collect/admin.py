@@ -135,13 +135,21 @@ def retried(call: Callable[[], T], attempts: int = 4, renew: Callable[[], None] 
     """``call()``, tried again after a connection error, ``attempts`` times in all (0.5 s, 1 s, ... apart),
     ``renew`` (a fresh client) before the last try. kafka-python sends a request to one node, and a broker
     that died (still in the bootstrap list, or in the client's metadata) refuses it or resets the
-    connection: the next try goes to another node. The last error is raised as it is."""
-    from kafka.errors import KafkaConnectionError, KafkaTimeoutError, RetriableError
+    connection: the next try goes to another node. A broker the client never heard of (one that joined after
+    it read the metadata: kafka-python does not learn of it from DescribeCluster) gets ``renew()`` at once,
+    once: only a fresh client reaches it. The last error is raised as it is."""
+    from kafka.errors import KafkaConnectionError, KafkaTimeoutError, RetriableError, UnknownBrokerIdError
 
+    renewed = False
     for attempt in range(attempts):
         try:
             with quiet_kafka_logs():
                 return call()
+        except UnknownBrokerIdError:
+            if renew is None or renewed or attempt + 1 >= attempts:
+                raise
+            renew()
+            renewed = True
         except (KafkaConnectionError, KafkaTimeoutError, RetriableError, OSError):
             if attempt + 1 >= attempts:
                 raise
