@@ -102,9 +102,12 @@ def _lead_on(kafka_cluster, topic: str, partition: int, broker: int) -> None:
 def test_sampling_reaches_a_broker_that_joined_after_the_client(kafka_cluster, tmp_path):
     # a kafka-python client does not learn of a broker that joins after it read the metadata: every request
     # to it fails (UnknownBrokerIdError), and before the fix every later round had no offsets and no replica
-    # sizes at all. A round with a failed part is read again with a fresh client
+    # sizes at all, and the consumer side's live loads kept their last measurement. A round with a failed part
+    # is read again with a fresh client; every RenewingAdmin call gets one at once on UnknownBrokerIdError
     from kafka.admin import NewTopic
 
+    from kafka import KafkaProducer
+    from kafka_balancer.consumer.loads import LiveLoads
     from kafka_balancer.serve.sampling import Sampler
 
     kafka_cluster.kill_broker(3)
@@ -117,6 +120,8 @@ def test_sampling_reaches_a_broker_that_joined_after_the_client(kafka_cluster, t
     WorkloadRunner(kafka_cluster.bootstrap, spec, seed=3, duration_s=2, progress=False).run()
     sampler = Sampler(kafka_cluster.bootstrap, tmp_path / "serve-samples")
     sampler.round()  # its client now knows brokers 1 and 2 only
+    loads = LiveLoads(kafka_cluster.bootstrap, "col-join-readers", ["col-join"], start=False)  # the consumer side
+    before = loads.refresh()
     lines: list[str] = []
 
     def say(line: str) -> None:
@@ -138,3 +143,13 @@ def test_sampling_reaches_a_broker_that_joined_after_the_client(kafka_cluster, t
     _, sizes = sampler.round()
     assert sampler.failed == [] and sizes[("col-join", 0)] > 0 and sizes[("col-join", 1)] > 0
     sampler.close()
+    # the load-aware assignor's loads (nothing committed: a partition's load is its log over the horizon)
+    # follow new messages on the partition broker 3 now leads, instead of keeping the last measurement
+    producer = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap)
+    for _ in range(300):
+        producer.send("col-join", b"x", partition=0)
+    producer.flush()
+    producer.close()
+    after = loads.refresh()
+    loads.close()
+    assert after[("col-join", 0)] - before[("col-join", 0)] >= 300 / loads.horizon_s, (before, after)

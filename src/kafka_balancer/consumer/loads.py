@@ -66,12 +66,14 @@ def end_offsets(admin: Any, partitions: Iterable[TP]) -> dict[TP, int]:
 
 def committed_offsets(admin: Any, group: str) -> dict[TP, int]:
     """The group's committed offsets; ``{}`` when the group has none yet (new group, no coordinator). A
-    broker that refuses the connection is raised, not taken for a group without offsets."""
-    from kafka.errors import KafkaConnectionError, KafkaError
+    broker that refuses the connection, or one the client never heard of (a coordinator that joined after
+    it connected), is raised, not taken for a group without offsets: every partition's whole log would
+    count as lag."""
+    from kafka.errors import KafkaConnectionError, KafkaError, UnknownBrokerIdError
 
     try:
         res = admin.list_group_offsets({group: None}).get(group, {})
-    except KafkaConnectionError:
+    except (KafkaConnectionError, UnknownBrokerIdError):
         raise
     except KafkaError:
         return {}
