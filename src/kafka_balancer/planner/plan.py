@@ -635,17 +635,15 @@ def _finish(
         count_moves[USAGE_BAND] = _even_out(snap, cfg, out, t0, time_limit)
     # the count goals' and the band's moves can make earlier moves unnecessary: undo those that no goal needs,
     # where the undo makes nothing less even (racks48 seed 5: 8 undone, 1,006 -> 998 GB)
+    band_width = usage_band.BAND if USAGE_BAND in cfg.policy else None  # the usage band's, if it is a goal
     compacted = 0
     if cfg.compact and (post or USAGE_BAND in cfg.policy):
-        compacted = compact.compact_evenly(
-            st, cfg.theta, cfg.eps, usage_band.BAND if USAGE_BAND in cfg.policy else None
-        )
+        compacted = compact.compact_evenly(st, cfg.theta, cfg.eps, band_width)
     # last, the replica-count goal's band as the goal states it, where that leaves the plan no less even
     evened = 0
     if cfg.compact and any(g.name == ReplicaCountGoal.name for g in post) and _may_polish(st, cfg):
         evened = even_counts.even_counts(
-            st, cfg.theta, cfg.eps, usage_band.BAND if USAGE_BAND in cfg.policy else None, _band_cap(cfg, st),
-            int(st.alive.sum()),
+            st, cfg.theta, cfg.eps, band_width, _band_cap(cfg, st), int(st.alive.sum()),
         )
         count_moves[ReplicaCountGoal.name] = count_moves.get(ReplicaCountGoal.name, 0) + evened
     st.guards = []

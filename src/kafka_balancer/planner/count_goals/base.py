@@ -96,10 +96,15 @@ class _BrokerCountGoal(CountGoal):
             return hit[2]
         c = self.counts(st)[self.members(st)]
         m = float(c.mean()) if c.size else 0.0
-        tol = max(1.0, self.share * m)
+        tol = self.tolerance(m)
         band = (math.floor(m - tol), math.ceil(m + tol))
         self._band_cache = (st, st.changes, band)
         return band
+
+    @classmethod
+    def tolerance(cls, mean: float) -> float:
+        """How far from the mean count a broker may be: ``max(1, share × mean)``."""
+        return max(1.0, cls.share * mean)
 
     def violation(self, st: State) -> float:
         lo, hi = self.band(st)

@@ -49,7 +49,7 @@ def goal_band(counts: np.ndarray) -> tuple[int, int]:
     """The replica-count goal's band in whole counts, not widened: ⌈mean − tol⌉..⌊mean + tol⌋ with tol =
     max(1, 5 % of the mean) (the goal's own ``band`` is ⌊mean − tol⌋..⌈mean + tol⌉)."""
     mean = float(counts.mean()) if counts.size else 0.0
-    tol = max(1.0, ReplicaCountGoal.share * mean)
+    tol = ReplicaCountGoal.tolerance(mean)
     return math.ceil(mean - tol - 1e-9), math.floor(mean + tol + 1e-9)
 
 
