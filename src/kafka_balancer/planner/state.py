@@ -101,6 +101,7 @@ class State:
         self.members: list[set[int]] = [set(r.tolist()) for r in view.rows_by_broker]
         self._members_arr: dict[int, np.ndarray] = {}  # members_arr's cache
         self._member_roles: dict[int, np.ndarray] = {}  # member_roles' cache
+        self._member_order: dict[int, dict[tuple[int, bool], np.ndarray]] = {}  # member_order's, per broker
         self.version = [0] * n  # per broker: bumped by every move that changes its load or replicas
         self.swap_misses: dict[tuple[int, int, int], tuple[object, ...]] = {}  # swap.py's dead ends
         self.rcount = view.replica_counts.copy()
@@ -111,6 +112,7 @@ class State:
         live_cap = self.cap[self.alive].sum(axis=0)
         self.target = np.where(live_cap > 0, totals / np.where(live_cap > 0, live_cap, 1.0), 0.0)
         self._target_or_1 = np.where(self.target > 0, self.target, 1.0)  # the divisor of relative_deviation
+        self._every_target = bool(np.all(self.target > 0))  # relative_deviation needs no mask then
         self.capacity_goal = CapacityGoal(theta)
         self.distribution_goal = DistributionGoal.around(self.target, eps, theta, margin, active=distribution)
         self.rack_goal = RackSpreadGoal(snap.rack_idx)
@@ -212,6 +214,8 @@ class State:
         usage band, leadership tightening and the heal's placement all weigh moves by its square."""
         t, div = (self.target, self._target_or_1) if resources is None else \
             (self.target[resources], self._target_or_1[resources])
+        if self._every_target:
+            return np.asarray((util - t) / div)
         return np.asarray(np.where(t > 0, (util - t) / div, 0.0))
 
     def out_of_reach(self) -> np.ndarray:
@@ -295,9 +299,7 @@ class State:
         judging many moves onto the same brokers computes it once per broker and gathers the rows).
         """
         if self.polishing:
-            c0 = self.relative_deviation(util0) ** 2
-            c1 = self.relative_deviation(util1) ** 2
-            return self.violation_grows(util0, util1, v0), c0.sum(axis=-1) - c1.sum(axis=-1)
+            return self.violation_grows(util0, util1, v0), self.polish_gain(util0, util1)
         v0 = self.violation_of(util0) if v0 is None else v0
         if self.theta_first:
             k0, k1 = self.capacity_goal.violation(util0), self.capacity_goal.violation(util1)
@@ -314,6 +316,13 @@ class State:
         if rows is not None and not self.relaxed:
             bad |= self.lifts_pinned(rows, util0, util1)
         return bad, c0.sum(axis=-1) - c1.sum(axis=-1)
+
+    def polish_gain(self, util0: FloatArr, util1: FloatArr) -> np.ndarray:
+        """The drop of polishing's cost (:meth:`judge`): the squared relative deviations summed over the
+        resources, before less after."""
+        c0 = self.relative_deviation(util0) ** 2
+        c1 = self.relative_deviation(util1) ** 2
+        return np.asarray(c0.sum(axis=-1) - c1.sum(axis=-1))
 
     def lifts_pinned(self, rows: int | np.ndarray, util0: FloatArr, util1: FloatArr) -> np.ndarray:
         """Does the change take a pair whose band is out of reach above θ, or further above it? ``rows``: the
@@ -539,8 +548,8 @@ class State:
         self.members[dst].add(p)
         self._members_arr.pop(src, None)
         self._members_arr.pop(dst, None)
-        self._member_roles.pop(src, None)
-        self._member_roles.pop(dst, None)
+        self._forget_roles(src)
+        self._forget_roles(dst)
         self.replica_moves += 1
         self.changes += 1
         self.byte_budget -= float(self.disk_bytes[p])
@@ -577,8 +586,8 @@ class State:
 
     def move_leadership(self, p: int, dst: int) -> None:
         src = int(self.ldr[p])
-        self._member_roles.pop(src, None)
-        self._member_roles.pop(dst, None)
+        self._forget_roles(src)
+        self._forget_roles(dst)
         if src >= 0:
             self.load[src] -= self.LF[p]
             self.lcount[src] -= 1
@@ -619,3 +628,21 @@ class State:
             la.flags.writeable = False
             self._member_roles[b] = la
         return la
+
+    def member_order(self, b: int, r: int, descending: bool) -> np.ndarray:
+        """Positions in :meth:`member_roles` ``(b)`` by its load on ``r``, lightest or (``descending``) heaviest
+        first, ties in member order (a stable sort); kept as long as those roles are. A broker is searched as
+        a swap partner by many others between two moves that touch it."""
+        la = self.member_roles(b)
+        kept = self._member_order.setdefault(b, {})
+        order = kept.get((r, descending))
+        if order is None:
+            order = np.argsort(-la[:, r] if descending else la[:, r], kind="stable")
+            order.flags.writeable = False
+            kept[(r, descending)] = order
+        return order
+
+    def _forget_roles(self, b: int) -> None:
+        """Drop :meth:`member_roles` ``(b)`` and the orders drawn from it (a move changed them)."""
+        self._member_roles.pop(b, None)
+        self._member_order.pop(b, None)

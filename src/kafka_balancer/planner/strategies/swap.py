@@ -20,10 +20,8 @@ WIDE_TOP = 128  # wide searches: replicas per side per ranking (two rankings a s
 
 def _givers(st: State, hi: int, r: int) -> tuple[np.ndarray, np.ndarray]:
     """``hi``'s replicas and their loads, heaviest on ``r`` first (stable: ties keep member order)."""
-    a = st.members_arr(hi)
-    la = st.member_roles(hi)
-    order = np.argsort(-la[:, r], kind="stable")
-    return a[order], la[order]
+    order = st.member_order(hi, r, descending=True)
+    return st.members_arr(hi)[order], st.member_roles(hi)[order]
 
 
 def _context(st: State, hi: int, lo: int, byte_room: float) -> tuple[object, ...]:
@@ -115,14 +113,13 @@ def swap_between(st: State, hi: int, lo: int, r: int,
     if a.size == 0:
         return miss()
     b, lb = st.members_arr(lo), st.member_roles(lo)
-    keep = ~np.any(st.rep[a] == lo, axis=1)
-    if b.size:
-        b_keep = ~np.any(st.rep[b] == hi, axis=1)
-        b, lb = b[b_keep], lb[b_keep]
-    a, la = (a[keep], la[keep]) if wide else (a[keep][:TOP_A], la[keep][:TOP_A])
+    a_at = _not_on(st, a, lo, None if wide else TOP_A)
+    a, la = a[a_at], la[a_at]
     if a.size == 0:
         return miss()
     if wide:
+        b_at = _not_on(st, b, hi)
+        b, lb = b[b_at], lb[b_at]
         # hi gives the heaviest on r and the lightest on the resource nearest its band bottom; lo gives back
         # the lightest on r and the heaviest on the resource nearest its band top
         ka, kb = nearest_edge(st, hi, r, floor=True), nearest_edge(st, lo, r, floor=False)
@@ -130,24 +127,35 @@ def swap_between(st: State, hi: int, lo: int, r: int,
         pick_b = _ranked_union([lb[:, r], -lb[:, kb]], WIDE_TOP)
         return _judge_pairs(st, hi, lo, r, a[pick_a], la[pick_a], b[pick_b], lb[pick_b], byte_room, miss,
                             toward=toward)
-    if b.size:
-        # what lo could give back: its lightest replicas on r, and its heaviest on the resource where it
-        # is closest to its ceiling (a broker full on network-in but short of disk trades one for the other)
-        u_lo = st.load[lo] / st.cap[lo]
-        room = np.where(np.arange(u_lo.size) == r, -np.inf, u_lo / np.maximum(st.distribution_goal.hi, 1e-12))
-        tight = int(np.argmax(room))
-        b_top = np.unique(
-            np.concatenate(
-                [np.argsort(lb[:, r], kind="stable")[:TOP_B], np.argsort(-lb[:, tight], kind="stable")[:TOP_B]]
-            )
-        )
-        b, lb = b[b_top], lb[b_top]
-    else:
-        lb = np.zeros((0, la.shape[1]))
+    # what lo could give back (none of hi's partitions): its lightest replicas on r, and its heaviest on the
+    # resource where it is closest to its ceiling (a broker full on network-in but short of disk trades one
+    # for the other)
+    u_lo = st.load[lo] / st.cap[lo]
+    room = np.where(np.arange(u_lo.size) == r, -np.inf, u_lo / np.maximum(st.distribution_goal.hi, 1e-12))
+    tight = int(np.argmax(room))
+    by_r, by_tight = st.member_order(lo, r, descending=False), st.member_order(lo, tight, descending=True)
+    b_top = np.zeros(b.size, dtype=bool)  # the union of the two, in b's order
+    b_top[by_r[_not_on(st, b[by_r], hi, TOP_B)]] = True
+    b_top[by_tight[_not_on(st, b[by_tight], hi, TOP_B)]] = True
+    b, lb = b[b_top], lb[b_top]
     # a pure move (b = nothing) is included as a zero row, so swaps subsume single moves here
     b = np.concatenate([b, np.array([-1])])
     lb = np.vstack([lb, np.zeros((1, la.shape[1]))])
     return _judge_pairs(st, hi, lo, r, a, la, b, lb, byte_room, miss)
+
+
+def _not_on(st: State, parts: np.ndarray, broker: int, first: int | None = None) -> np.ndarray:
+    """Positions in ``parts`` of the partitions without a replica on ``broker``, in order; with ``first``, only
+    the first ``first`` of them, read a prefix at a time (two brokers share few partitions, so a prefix of
+    twice that is almost always enough)."""
+    if first is None:
+        return np.nonzero(~np.any(st.rep[parts] == broker, axis=1))[0]
+    k = 2 * first
+    while True:
+        pos = np.nonzero(~np.any(st.rep[parts[:k]] == broker, axis=1))[0]
+        if pos.size >= first or k >= parts.size:
+            return pos[:first]
+        k *= 2
 
 
 def nearest_edge(st: State, b: int, r: int, floor: bool) -> int:
@@ -185,12 +193,15 @@ def _judge_pairs(st: State, hi: int, lo: int, r: int, a: np.ndarray, la: np.ndar
     # both brokers judged in one call, hi first: [2, 1, R] before, [2, M, R] after
     u0 = np.stack([st.load[hi] / st.cap[hi], st.load[lo] / st.cap[lo]])[:, None, :]
     u1 = np.stack([(st.load[hi] - sub) / st.cap[hi], (st.load[lo] + sub) / st.cap[lo]])
-    bad, both = st.judge(u0, u1, rows=np.array([[hi], [lo]]))
-    gain = np.full(net.shape[:2], -np.inf)
-    gain[ii, jj] = np.where(bad[0] | bad[1], -np.inf, both[0] + both[1])
     size_a = st.disk_bytes[a]
     size_b = np.where(b >= 0, st.disk_bytes[np.maximum(b, 0)], 0.0)
     size = size_a[:, None] + size_b[None, :]
+    gain = np.full(net.shape[:2], -np.inf)
+    if st.polishing and toward is None:
+        gain[ii, jj] = _polish_gains(st, u0, u1, size[ii, jj], byte_room)
+    else:
+        bad, both = st.judge(u0, u1, rows=np.array([[hi], [lo]]))
+        gain[ii, jj] = np.where(bad[0] | bad[1], -np.inf, both[0] + both[1])
     pays = gain >= st.min_gain_per_byte * size  # polishing: a move pays for the bytes it copies
     if toward is None:
         per = gain / (size + st.byte_floor)
@@ -205,25 +216,45 @@ def _judge_pairs(st: State, hi: int, lo: int, r: int, a: np.ndarray, la: np.ndar
         flat = np.argsort(-score, axis=None, kind="stable")
     else:  # equal gains on the pair (each bringing it into its band, say): the fewest bytes first
         flat = np.lexsort((size.ravel(), -score.ravel()))
+    top = flat[:MAX_PAIRS_CHECKED]
+    top_i, top_j = np.divmod(top, gain.shape[1])
+    finite = np.isfinite(score.ravel()[top])
     a_ok: dict[int, bool] = {}
     b_ok: dict[int, bool] = {}
-    for n, k in enumerate(flat[:MAX_PAIRS_CHECKED].tolist()):
-        i, j = divmod(k, gain.shape[1])
-        if not np.isfinite(score[i, j]):
+    a_ids, b_ids = a.tolist(), b.tolist()
+    for n, (i, j, fin) in enumerate(zip(top_i.tolist(), top_j.tolist(), finite.tolist(), strict=True)):
+        if not fin:
             return miss() if n == 0 else False
-        pa, pb = int(a[i]), int(b[j])
+        pa, pb = a_ids[i], b_ids[j]
         # hard constraints are checked lazily, best pair first
         if i not in a_ok:
             a_ok[i] = st.spread_ok(pa, hi, lo)
+        if not a_ok[i]:  # (pb's check waits for a pair whose pa may go)
+            continue
         if j not in b_ok:
             b_ok[j] = pb < 0 or st.spread_ok(pb, lo, hi)
-        if not (a_ok[i] and b_ok[j]) or not st.pair_within_budget(pa, hi, lo, pb):
+        if not b_ok[j] or not st.pair_within_budget(pa, hi, lo, pb):
             continue
         st.move_replica(pa, hi, lo)
         if pb >= 0:
             st.move_replica(pb, lo, hi)
         return True
     return False
+
+
+def _polish_gains(st: State, u0: np.ndarray, u1: np.ndarray, size: np.ndarray, byte_room: float) -> np.ndarray:
+    """[M]: each pair's drop of polishing's cost (``u0`` [2, 1, R] and ``u1`` [2, M, R], as judged), -inf
+    where a goal breaks. The goals are checked only on the pairs that would count (a gain that pays for
+    ``size`` bytes and fits ``byte_room``): on 1,000 brokers most searches have none, and the rest few.
+    What _judge_pairs makes of the result is what it makes of ``State.judge``'s."""
+    both = st.polish_gain(u0, u1)
+    gain = both[0] + both[1]
+    worth = (gain > 1e-9) & (size <= byte_room) & (gain >= st.min_gain_per_byte * size)
+    out = np.where(worth, gain, -np.inf)
+    if worth.any():
+        grows = st.violation_grows(u0, u1[:, worth])
+        out[np.nonzero(worth)[0][grows[0] | grows[1]]] = -np.inf
+    return out
 
 
 def _partners(st: State, b: int, r: int, ascending: bool) -> list[int]:
