@@ -74,6 +74,17 @@ def run_case(name: str, seed: int, tmp: Path) -> dict[str, object]:
     }
 
 
+def loop_gauge() -> float:
+    """CPU seconds of a fixed 10-million-addition Python loop, taken before and after the cases: how fast the
+    machine ran Python around the run (on the shared machine it has ranged from 0.4 to 1.8 s, sometimes within
+    minutes), printed with the table so that runs on different days are not read as changes of the code."""
+    t0 = time.process_time()
+    total = 0
+    for i in range(10_000_000):
+        total += i
+    return round(time.process_time() - t0, 2)
+
+
 def table(rows: list[dict[str, object]]) -> str:
     head = (
         "| case | whole command (s) | whole command CPU (s) | load avg start / end | planning (s) | peak RSS (MB) "
@@ -97,6 +108,8 @@ def main() -> int:
     ap.add_argument("--write-doc", action="store_true")
     args = ap.parse_args()
     rows = []
+    gauge = loop_gauge()
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     with tempfile.TemporaryDirectory() as d:
         for name in args.cases.split(","):
             print(f"running {name} ...", file=sys.stderr, flush=True)
@@ -104,6 +117,9 @@ def main() -> int:
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     text = table(rows)
     print(text)
+    gauge_after = loop_gauge()
+    print(f"started {started}; the loop gauge (10M Python additions) took {gauge} s before, {gauge_after} s after",
+          file=sys.stderr)
     if args.write_doc:
         cmd = f".venv/bin/python bench/planner.py --cases {args.cases} --seed {args.seed} --write-doc"
         write_section(
@@ -111,7 +127,11 @@ def main() -> int:
             f"## Planner\n\nCommand: `{cmd}` (2 cores shared with other work: wall times are inflated by the load "
             "average shown, CPU time (user + system of the `plan` process) is the fairer measure; whole command = "
             "read the snapshot, plan with the default goal policy, write the plan; peak RSS is the plan process's own"
-            f").\n\n{text}",
+            f"). Run at {started}; a fixed 10-million-addition Python loop took {gauge} s of CPU before the cases "
+            f"and {gauge_after} s after (it has ranged from 0.4 to 1.8 s on this shared machine, sometimes within "
+            "minutes, and does not follow the plans' numpy-heavy work closely: compare runs of different days with "
+            "care)."
+            f"\n\n{text}",
         )
     return 0
 
