@@ -28,9 +28,13 @@ class TopicSpreadGoal(CountGoal):
         return self._cache[1], self._cache[2]
 
     def _excess(self, st: State) -> np.ndarray:
+        """[T, live brokers]: how far each count is outside its topic's band (``lo <= hi`` always), as floats;
+        a [T, N] grid (2M cells at 1,000 brokers), so in two passes over it rather than five."""
         lo, hi = self._bands(st)
         c = st.topic_count if st.alive.all() else st.topic_count[:, st.alive]
-        return np.asarray(np.maximum(0, c - hi[:, None]) + np.maximum(0, lo[:, None] - c))
+        out = np.clip(c, lo[:, None], hi[:, None]).astype(np.float64, copy=False)
+        np.subtract(c, out, out=out)
+        return np.abs(out, out=out)
 
     def violation(self, st: State) -> float:
         return float(self._excess(st).sum())

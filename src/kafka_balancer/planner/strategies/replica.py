@@ -47,24 +47,25 @@ def shed(st: State, src: int, r: int) -> bool:
     ceiling = min(float(st.distribution_goal.hi[r]), st.theta) if u > st.theta else float(st.distribution_goal.hi[r])
     need = max((u - ceiling) * st.cap[src, r], 0.0)
     order = _candidate_order(contrib, need, st.disk_bytes[m])[:MAX_CANDIDATES]
-    moved, source_blocked = _place(st, src, r, m[order])
+    moved, source_blocked = _place(st, src, r, m[order], roles[order])
     if moved or not source_blocked or not st.sift:
         return moved
     u_src = st.load[src] / st.cap[src]
     bad, _ = st.judge(u_src[None, :], (st.load[src][None, :] - roles) / st.cap[src][None, :])
-    m, contrib = m[~bad], contrib[~bad]
+    m, contrib, roles = m[~bad], contrib[~bad], roles[~bad]
     if m.size == 0:
         return False
-    return _place(st, src, r, m[_candidate_order(contrib, need, st.disk_bytes[m])[:MAX_CANDIDATES]])[0]
+    order = _candidate_order(contrib, need, st.disk_bytes[m])[:MAX_CANDIDATES]
+    return _place(st, src, r, m[order], roles[order])[0]
 
 
-def _place(st: State, src: int, r: int, cands: np.ndarray) -> tuple[bool, bool]:
-    """Move the best of ``cands`` (replicas on ``src``, in preference order) to the first acceptable of
-    the destinations least loaded on ``r``. Returns (moved, whether the source refused any candidate)."""
+def _place(st: State, src: int, r: int, cands: np.ndarray, deltas: np.ndarray) -> tuple[bool, bool]:
+    """Move the best of ``cands`` (replicas on ``src``, in preference order; ``deltas``: the load each puts
+    on ``src``, ``[K, 4]``) to the first acceptable of the destinations least loaded on ``r``. Returns (moved,
+    whether the source refused any candidate)."""
     util_r = st.load[:, r] / st.cap[:, r]
     # destinations in ascending order of load on r; only the least loaded are worth evaluating
     dests = smallest(util_r, MAX_DESTINATIONS, st.alive)
-    deltas = st.role_loads(cands, src)  # [K, 4]
     u_src = st.load[src] / st.cap[src]
     bad_src, gain_src = st.judge(u_src[None, :], (st.load[src][None, :] - deltas) / st.cap[src][None, :])  # [K]
     first, gain = _first_acceptable(st, src, cands, deltas, gain_src, np.nonzero(~bad_src)[0], dests)
