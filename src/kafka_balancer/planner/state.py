@@ -459,6 +459,12 @@ class State:
         dst_new = ~(dests[None, :, None] == old[:, None, :]).any(axis=2)  # [K, D]
         return dst_new.astype(np.int64) - src_new.astype(np.int64)[:, None]
 
+    def copy_change(self, p: int, src: int, dst: int) -> int:
+        """:meth:`copy_delta` of one move, in Python integers: +1 a new copy, 0 a copy moved on, -1 a replica
+        sent back home."""
+        old = self.snap.replicas[p].tolist()
+        return int(dst not in old) - int(src not in old)
+
     def _fits(self, d: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
         """Within the budget after ``d`` more copies of ``nbytes`` more bytes (element-wise)?"""
         return (self.copies + d <= self.max_moves) & (self.copied + nbytes <= self.max_bytes * (1 + 1e-12))
@@ -502,8 +508,8 @@ class State:
         """Both halves of a swap together within the budget."""
         if not self.budgeted:
             return True
-        da = int(self.copy_delta(np.array([pa]), hi, np.array([lo]))[0, 0])
-        db = int(self.copy_delta(np.array([pb]), lo, np.array([hi]))[0, 0]) if pb >= 0 else 0
+        da = self.copy_change(pa, hi, lo)
+        db = self.copy_change(pb, lo, hi) if pb >= 0 else 0
         nbytes = da * float(self.disk_bytes[pa]) + (db * float(self.disk_bytes[pb]) if pb >= 0 else 0.0)
         return bool(self._fits(np.asarray(da + db), np.asarray(nbytes)))
 
@@ -518,8 +524,7 @@ class State:
 
     def move_replica(self, p: int, src: int, dst: int) -> None:
         delta = self.role_load(p, src)
-        old = self.snap.replicas[p]
-        d = int(not (old == dst).any()) - int(not (old == src).any())
+        d = self.copy_change(p, src, dst)
         self.copies += d
         self.copied += d * float(self.disk_bytes[p])
         row = self.rep[p]

@@ -87,7 +87,7 @@ def _fits(st: State, parts: list[int], srcs: list[int], dsts: list[int], allowan
     """Would these replica moves keep the plan's copied bytes within ``allowance``?"""
     extra = 0.0
     for p, s, d in zip(parts, srcs, dsts, strict=True):
-        extra += float(st.copy_delta(np.array([p]), s, np.array([d]))[0, 0]) * float(st.disk_bytes[p])
+        extra += st.copy_change(p, s, d) * float(st.disk_bytes[p])
     return st.copied + extra <= allowance * (1 + 1e-12)
 
 
