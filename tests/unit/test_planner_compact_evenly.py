@@ -68,8 +68,8 @@ def test_it_worsens_no_measure(preset: str, seed: int, monkeypatch: pytest.Monke
         assert v <= theirs[k] * (1 + 1e-9) + 1e-12, (k, v, theirs[k])
     rcv = [float(np.std(c) / np.mean(c)) for c in (_counts(with_it), _counts(without))]
     assert rcv[0] <= rcv[1] + 1e-12
-    if (preset, seed) == ("racks48", 5):  # 8 replicas sent back: 1,006.4 -> 998.3 GB
-        assert with_it.extra["compacted_at_end"] == 8
+    if (preset, seed) == ("racks48", 5):  # 9 replicas sent back: 1,007.5 -> 999.3 GB
+        assert with_it.extra["compacted_at_end"] == 9
         assert with_it.moved_bytes < without.moved_bytes - 5 * GB
 
 

@@ -41,14 +41,14 @@ CASES: dict[str, tuple[ClusterSpec, int, Constraints | None]] = {
 
 DIGESTS: dict[str, str] = {
     "dead-broker-1": "eea9117fd88e0065",  # the heal-bound warning (session 11); the plan itself is unchanged
-    "hetero-0": "03bc92b35e18ae34",  # session 27: compaction at the end; count goals get 100 + 6N steps
+    "hetero-0": "912b557638788c92",  # session 32: leadership trades in the last tightening
     "mini-hard-0": "05cc5ad1de89e17e",  # session 25: the usage band
-    "new-brokers-0": "87181860f50e3bff",  # session 28: the replica counts' last pass, to the goal's band unwidened
+    "new-brokers-0": "987fe1461fc43324",  # session 32: leadership trades in the last tightening
     "overloaded-0": "fca15369d9710823",
-    "paper-0": "e4e2453b79ce72eb",  # session 25: the usage band, last goal of the policy
-    "paper-3": "d6134377abe139c0",  # session 28: the replica counts' last pass (CV 0.052 -> 0.022)
-    "racks48-0": "2b82ba061d615ce9",  # session 28: the replica counts' last pass, to the goal's band unwidened
-    "racks48-remove-2": "51d764cb7070058a",  # session 28: the replica counts' last pass, to the goal's band unwidened
+    "paper-0": "5ecf4153033e519a",  # session 32: leadership trades in the last tightening
+    "paper-3": "b790e7358b6c91f5",  # session 32: leadership trades in the last tightening (CPU σ 1.171 -> 0.942 × CC)
+    "racks48-0": "a77222478cd9bb31",  # session 32: leadership trades in the last tightening
+    "racks48-remove-2": "3630fdbd096bb690",  # session 32: leadership trades in the last tightening
 }
 
 

@@ -3,6 +3,15 @@
 Repeatedly take the live broker furthest above the ideal on CPU or network-out and hand one of its
 leaderships to a follower, if that lowers the squared deviation of the two brokers on those resources
 and keeps every goal that holds. Stops when no broker improves or after ``max_moves``.
+
+With ``exchange`` (the last tightening of a plan, under every count goal's guard), a broker that can hand
+off no single leadership trades one instead: it gives partition ``p`` to a broker ``f`` that follows ``p``
+and takes partition ``q`` from ``f``, which leads ``q`` while it follows. Both brokers keep their leader
+counts, so the trade passes where a single handoff would take a count out of the leader-count goal's band.
+
+Example (tests/unit/test_planner_tighten_exchange.py): brokers 0 and 1 lead two partitions each and follow
+each other's, and leader counts must stay at 2. Broker 0 leads partitions of CPU 30 and 20, broker 1 of 10
+and 10: no handoff keeps the counts, but trading 0's 30 for 1's 10 leaves both at CPU 40 + followers.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ def _keeps_goals(st: State, b: int, delta: np.ndarray) -> bool:
     return not np.any((v0 <= TOL) & (v1 > TOL)) and float(v1.sum()) <= float(v0.sum()) + TOL
 
 
-def tighten(st: State, max_moves: int, deadline: float, min_dev: float = 0.01) -> int:
+def tighten(st: State, max_moves: int, deadline: float, min_dev: float = 0.01, exchange: bool = False) -> int:
     done: set[int] = set()
     moves = 0
     while moves < max_moves and time.monotonic() < deadline:
@@ -41,12 +50,29 @@ def tighten(st: State, max_moves: int, deadline: float, min_dev: float = 0.01) -
         if dev[s] <= min_dev:
             break
         f = _step(st, s)
+        if f is None and exchange:
+            f = _exchange(st, s)
         if f is None:
             done.add(s)
         else:
             moves += 1
             done.discard(f)  # only the two brokers that changed can have new options
     return moves
+
+
+def _gain(st: State, s: int, fs: np.ndarray, net: np.ndarray) -> np.ndarray:
+    """[K]: how much the squared relative deviation of ``s`` and ``fs[k]`` on CPU and network-out falls when
+    ``net[k]`` (those two resources) leaves ``s`` for ``fs[k]``."""
+    rr = ROLE_RESOURCES
+
+    def dev(load: np.ndarray, cap: np.ndarray) -> np.ndarray:
+        return st.relative_deviation(load / cap, rr)
+
+    cap_s, cap_f = st.cap[s, rr], st.cap[fs][:, rr]
+    load_s, load_f = st.load[s, rr], st.load[fs][:, rr]
+    before = (dev(load_s, cap_s) ** 2).sum() + (dev(load_f, cap_f) ** 2).sum(axis=1)
+    after = (dev(load_s - net, cap_s) ** 2).sum(axis=1) + (dev(load_f + net, cap_f) ** 2).sum(axis=1)
+    return np.asarray(before - after)
 
 
 def _step(st: State, s: int) -> int | None:
@@ -65,16 +91,7 @@ def _step(st: State, s: int) -> int | None:
     pairs_p, pairs_f = pairs_p[keep], pairs_f[keep]
     if pairs_p.size == 0:
         return None
-    delta = st.LF[pairs_p][:, rr]
-
-    def dev(load: np.ndarray, cap: np.ndarray) -> np.ndarray:
-        return st.relative_deviation(load / cap, rr)
-
-    cap_s, cap_f = st.cap[s, rr], st.cap[pairs_f][:, rr]
-    load_s, load_f = st.load[s, rr], st.load[pairs_f][:, rr]
-    before = (dev(load_s, cap_s) ** 2).sum() + (dev(load_f, cap_f) ** 2).sum(axis=1)
-    after = (dev(load_s - delta, cap_s) ** 2).sum(axis=1) + (dev(load_f + delta, cap_f) ** 2).sum(axis=1)
-    better = before - after
+    better = _gain(st, s, pairs_f, st.LF[pairs_p][:, rr])
     for k in np.argsort(-better, kind="stable").tolist():
         if better[k] <= 1e-9:
             return None
@@ -83,4 +100,45 @@ def _step(st: State, s: int) -> int | None:
         if _keeps_goals(st, s, -full) and _keeps_goals(st, f, full) and st.leader_ok(p, f):
             st.move_leadership(p, f)
             return f
+    return None
+
+
+def _exchange(st: State, s: int) -> int | None:
+    """Trade leaderships between ``s`` and a broker ``f`` that follows one of its partitions: ``s`` hands
+    ``p`` to ``f`` and takes ``q``, which ``f`` leads and ``s`` follows. Leader counts stay as they are, so
+    this works where a single handoff would take a count out of its band. Returns ``f``, or None."""
+    if not st.may_lead[s]:
+        return None
+    m = st.members_arr(s)
+    m = m[~st.frozen[m]]
+    led = st.ldr[m] == s
+    mine, theirs = m[led], m[~led]
+    theirs = theirs[st.ldr[theirs] >= 0]  # (a partition with no leader has none to give)
+    if mine.size == 0 or theirs.size == 0:
+        return None
+    rr = ROLE_RESOURCES
+    weight = (st.LF[mine][:, rr] / st.cap[s, rr]).sum(axis=1)
+    mine = mine[np.argsort(-weight, kind="stable")[:MAX_CANDIDATES]]
+    givers = st.ldr[theirs]  # f: leads q, which s follows
+    theirs = theirs[st.alive[givers] & st.may_lead[givers]]
+    givers = st.ldr[theirs]
+    # pairs (p, q) where q's leader follows p
+    match = (st.rep[mine][:, :, None] == givers[None, None, :]).any(axis=1)  # [P, Q]
+    ip, iq = np.nonzero(match)
+    if ip.size == 0:
+        return None
+    pp, qq, ff = mine[ip], theirs[iq], givers[iq]
+    better = _gain(st, s, ff, st.LF[pp][:, rr] - st.LF[qq][:, rr])
+    for k in np.argsort(-better, kind="stable")[:MAX_CANDIDATES].tolist():
+        if better[k] <= 1e-9:
+            return None
+        p, q, f = int(pp[k]), int(qq[k]), int(ff[k])
+        full = st.LF[p] - st.LF[q]
+        if not (_keeps_goals(st, s, -full) and _keeps_goals(st, f, full)):
+            continue
+        st.move_leadership(p, f)
+        if st.leader_ok(q, s):
+            st.move_leadership(q, s)
+            return f
+        st.move_leadership(p, s)
     return None
