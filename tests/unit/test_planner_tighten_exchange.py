@@ -1,8 +1,9 @@
 """Leadership tightening's trades (``tighten(..., exchange=True)``): a broker that can hand off no single
 leadership gives one partition's leadership to a follower and takes one the follower leads.
 
-Checked by hand on two brokers (a trade where every single handoff only mirrors the imbalance, and one where
-the leader-count goal's band refuses every single handoff), and on seeded random clusters: replicas never
+Checked by hand on two brokers (a trade where every single handoff only mirrors the imbalance, one where
+the leader-count goal's band refuses every single handoff, and a ``--leadership-only`` plan, whose last
+tightening follows the count goals), and on seeded random clusters: replicas never
 change, leader counts never change in a trade, every leader may lead and holds a replica, the two brokers'
 squared deviation on CPU and network-out falls, and no goal that held breaks.
 """
@@ -15,6 +16,8 @@ import numpy as np
 import pytest
 
 from kafka_balancer.model.snapshot import CPU, NW_OUT, Snapshot
+from kafka_balancer.planner import plan
+from kafka_balancer.planner.constraints import Constraints
 from kafka_balancer.planner.count_goals.leader_count import LeaderCountGoal
 from kafka_balancer.planner.state import TOL, State
 from kafka_balancer.planner.strategies import tighten
@@ -130,3 +133,14 @@ def test_tightening_with_trades_never_spreads_more(seed: int) -> None:
     v1 = st.violation_of(st.util())
     assert not np.any((v0 <= TOL) & (v1 > TOL))
     assert all(g.violation(st) <= b for g, b in zip(st.guards, guard_before, strict=True))
+
+
+def test_a_leadership_only_plan_trades_after_the_count_goals() -> None:
+    # no replica may move, so the plan's last tightening follows the count goals; the 40 / 30 of the first
+    # case become 35 / 35 by trading the 30 for the 25, and no replica moves
+    snap = _snap([[0, 1], [0, 1], [1, 0], [1, 0]], [0, 0, 1, 1], [30.0, 10.0, 25.0, 5.0], 2)
+    result = plan(snap, constraints=Constraints(leadership_only=True))
+    assert (result.replica_moves, result.leader_moves) == (0, 2)
+    assert result.after_snapshot.leader.tolist() == [1, 0, 0, 1]
+    assert result.after.resources["cpu"].sigma == 0.0
+    assert np.array_equal(result.after_snapshot.replicas, snap.replicas)
