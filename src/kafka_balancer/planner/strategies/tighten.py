@@ -4,14 +4,15 @@ Repeatedly take the live broker furthest above the ideal on CPU or network-out a
 leaderships to a follower, if that lowers the squared deviation of the two brokers on those resources
 and keeps every goal that holds. Stops when no broker improves or after ``max_moves``.
 
-With ``exchange`` (the last tightening of a plan, under every count goal's guard), a broker that can hand
+With ``trades`` (the last tightening of a plan, under every count goal's guard), a broker that can hand
 off no single leadership trades one instead: it gives partition ``p`` to a broker ``f`` that follows ``p``
 and takes partition ``q`` from ``f``, which leads ``q`` while it follows. Both brokers keep their leader
 counts, so the trade passes where a single handoff would take a count out of the leader-count goal's band.
 
-Example (tests/unit/test_planner_tighten_exchange.py): brokers 0 and 1 lead two partitions each and follow
-each other's, and leader counts must stay at 2. Broker 0 leads partitions of CPU 30 and 20, broker 1 of 10
-and 10: no handoff keeps the counts, but trading 0's 30 for 1's 10 leaves both at CPU 40 + followers.
+Example (tests/unit/test_planner_tighten_trades.py): brokers 0 and 1 each lead two partitions and follow
+the other's two; a follower carries no CPU. Broker 0 leads partitions of CPU 30 and 10 (40), broker 1 of 25
+and 5 (30). Handing over the 10 gives 30 against 40 and the 30 gives 10 against 60: no single handoff
+brings them closer. Trading the 30 for the 25 gives 35 and 35, and both still lead two partitions.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def _keeps_goals(st: State, b: int, delta: np.ndarray) -> bool:
     return not np.any((v0 <= TOL) & (v1 > TOL)) and float(v1.sum()) <= float(v0.sum()) + TOL
 
 
-def tighten(st: State, max_moves: int, deadline: float, min_dev: float = 0.01, exchange: bool = False) -> int:
+def tighten(st: State, max_moves: int, deadline: float, min_dev: float = 0.01, trades: bool = False) -> int:
     done: set[int] = set()
     moves = 0
     while moves < max_moves and time.monotonic() < deadline:
@@ -50,8 +51,8 @@ def tighten(st: State, max_moves: int, deadline: float, min_dev: float = 0.01, e
         if dev[s] <= min_dev:
             break
         f = _step(st, s)
-        if f is None and exchange:
-            f = _exchange(st, s)
+        if f is None and trades:
+            f = _trade(st, s)
         if f is None:
             done.add(s)
         else:
@@ -103,7 +104,7 @@ def _step(st: State, s: int) -> int | None:
     return None
 
 
-def _exchange(st: State, s: int) -> int | None:
+def _trade(st: State, s: int) -> int | None:
     """Trade leaderships between ``s`` and a broker ``f`` that follows one of its partitions: ``s`` hands
     ``p`` to ``f`` and takes ``q``, which ``f`` leads and ``s`` follows. Leader counts stay as they are, so
     this works where a single handoff would take a count out of its band. Returns ``f``, or None."""

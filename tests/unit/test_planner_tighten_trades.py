@@ -1,4 +1,4 @@
-"""Leadership tightening's trades (``tighten(..., exchange=True)``): a broker that can hand off no single
+"""Leadership tightening's trades (``tighten(..., trades=True)``): a broker that can hand off no single
 leadership gives one partition's leadership to a follower and takes one the follower leads.
 
 Checked by hand on two brokers (a trade where every single handoff only mirrors the imbalance, one where
@@ -55,7 +55,7 @@ def test_a_trade_where_every_handoff_only_mirrors_the_imbalance() -> None:
     assert st.load[:, CPU].tolist() == [40.0, 30.0]
     # handing over the 10 gives 30 against 40, the 30 gives 10 against 60: no single handoff helps
     assert tighten.tighten(st, max_moves=10, deadline=math.inf) == 0
-    assert tighten.tighten(st, max_moves=10, deadline=math.inf, exchange=True) == 1
+    assert tighten.tighten(st, max_moves=10, deadline=math.inf, trades=True) == 1
     assert st.ldr.tolist() == [1, 0, 0, 1]  # the 30 for the 25
     assert st.load[:, CPU].tolist() == [35.0, 35.0]
     assert st.lcount.tolist() == [2, 2]
@@ -74,7 +74,7 @@ def test_a_trade_where_the_leader_count_band_refuses_every_handoff() -> None:
     # one leadership from 0 to 1 would even CPU out but take 0 below the band and 1 above it
     assert tighten.tighten(st, max_moves=10, deadline=math.inf) == 0
     # each trade moves 10 - 5 = 5 of CPU: 85/60, 80/65, 75/70; a fourth would only mirror 75/70
-    assert tighten.tighten(st, max_moves=10, deadline=math.inf, exchange=True) == 3
+    assert tighten.tighten(st, max_moves=10, deadline=math.inf, trades=True) == 3
     assert st.load[:, CPU].tolist() == [75.0, 70.0]
     assert st.lcount.tolist() == [n0, n1]
     assert goal.violation(st) == 0
@@ -102,7 +102,7 @@ def test_every_trade_keeps_counts_and_goals_and_lowers_the_pair(seed: int) -> No
     for s in np.argsort(-st.load[:, CPU], kind="stable").tolist():
         ldr, lcount, load = st.ldr.copy(), st.lcount.copy(), st.load.copy()
         u0 = st.relative_deviation(load[:, RR] / st.cap[:, RR], RR)
-        f = tighten._exchange(st, s)
+        f = tighten._trade(st, s)
         if f is None:
             assert np.array_equal(st.ldr, ldr)  # a refused trade is undone whole
             continue
@@ -128,7 +128,7 @@ def test_tightening_with_trades_never_spreads_more(seed: int) -> None:
     before = _spread(st)
     v0 = st.violation_of(st.util())
     guard_before = [g.violation(st) for g in st.guards]
-    tighten.tighten(st, max_moves=200, deadline=math.inf, exchange=True)
+    tighten.tighten(st, max_moves=200, deadline=math.inf, trades=True)
     assert _spread(st) <= before + 1e-12
     v1 = st.violation_of(st.util())
     assert not np.any((v0 <= TOL) & (v1 > TOL))
