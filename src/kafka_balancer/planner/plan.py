@@ -637,7 +637,7 @@ def _finish(
         # no replica may move, so the band's turn above (and its tightening) never comes: the last tightening,
         # with trades, follows the count goals here (`racks48` seeds 0-2: CPU σ 29-46 % and network-out σ
         # 49-73 % lower than without it; docs/benchmarks.md, "Session 32")
-        tighten.tighten(st, max_moves=max(100, snap.n_brokers * 4), deadline=t0 + time_limit, trades=True)
+        tighten.tighten(st, max_moves=_polish_limits(snap)[0], deadline=t0 + time_limit, trades=True)
     # the count goals' and the band's moves can make earlier moves unnecessary: undo those that no goal needs,
     # where the undo makes nothing less even (racks48 seed 5: 9 undone, 1,007 -> 999 GB)
     band_width = usage_band.BAND if USAGE_BAND in cfg.policy else None  # the usage band's, if it is a goal
