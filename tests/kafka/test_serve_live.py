@@ -173,9 +173,9 @@ def test_dead_broker_is_evacuated_after_grace_and_nothing_is_lost(cluster: Local
         a = wait_for(lambda: (x := anomaly(s.service, "broker_failure", f"broker-{VICTIM}", t_kill))
                      and x["state"] not in ("waiting",) and x, grace + 60, "the dead broker confirmed")
         detected = next(h["ts"] for h in a["history"] if h["state"] in ("detected", "fixing"))
-        # the floor: confirmed within grace + 1 window of the kill
-        assert detected - t_kill <= grace + WINDOW, detected - t_kill
-        assert detected - t_kill >= grace - INTERVAL
+        # (the floor on `detected` is asserted once the evacuation has finished: a late confirmation fails this
+        # test only, not the tests after it, which need the cluster as the evacuation leaves it)
+        late = f"confirmed {detected - t_kill:.1f} s after the kill (first seen after {a['first_seen'] - t_kill:.1f} s)"
         eid = wait_for(lambda: (x := anomaly(s.service, "broker_failure", f"broker-{VICTIM}", t_kill))
                        and x["execution"], 120, "the evacuation started")
         ex = wait_for(lambda: (e := s.service.executions.get(eid)) and e.get("ended") and e, 240,
@@ -192,6 +192,9 @@ def test_dead_broker_is_evacuated_after_grace_and_nothing_is_lost(cluster: Local
         s.stop()
     total = 400 + sent[0]
     assert consumed(cluster.bootstrap, "sv", total) == total
+    # the floor: confirmed within grace + 1 window of the kill
+    assert detected - t_kill <= grace + WINDOW, late
+    assert detected - t_kill >= grace - INTERVAL, late
 
 
 def test_a_broker_that_joins_empty_is_filled_within_the_band(cluster: LocalCluster, tmp_path: Path) -> None:
