@@ -76,14 +76,21 @@ def _gain(st: State, s: int, fs: np.ndarray, net: np.ndarray) -> np.ndarray:
     return np.asarray(before - after)
 
 
+def _heaviest(st: State, s: int, led: np.ndarray) -> np.ndarray:
+    """The ``MAX_CANDIDATES`` of ``led`` (partitions ``s`` leads) whose leadership weighs most on ``s``'s CPU and
+    network-out, heaviest first."""
+    rr = ROLE_RESOURCES
+    weight = (st.LF[led][:, rr] / st.cap[s, rr]).sum(axis=1)
+    return led[np.argsort(-weight, kind="stable")[:MAX_CANDIDATES]]
+
+
 def _step(st: State, s: int) -> int | None:
     """Hand one leadership from ``s`` to a follower; returns that follower, or None."""
     leaders = st.leaders_of(s)
     if leaders.size == 0:
         return None
     rr = ROLE_RESOURCES
-    weight = (st.LF[leaders][:, rr] / st.cap[s, rr]).sum(axis=1)
-    leaders = leaders[np.argsort(-weight, kind="stable")[:MAX_CANDIDATES]]
+    leaders = _heaviest(st, s, leaders)
     rows = st.rep[leaders]
     pairs_p = np.repeat(leaders, rows.shape[1])
     pairs_f = rows.reshape(-1)
@@ -118,8 +125,7 @@ def _trade(st: State, s: int) -> int | None:
     if mine.size == 0 or theirs.size == 0:
         return None
     rr = ROLE_RESOURCES
-    weight = (st.LF[mine][:, rr] / st.cap[s, rr]).sum(axis=1)
-    mine = mine[np.argsort(-weight, kind="stable")[:MAX_CANDIDATES]]
+    mine = _heaviest(st, s, mine)
     givers = st.ldr[theirs]  # f: leads q, which s follows
     theirs = theirs[st.alive[givers] & st.may_lead[givers]]
     givers = st.ldr[theirs]
