@@ -127,8 +127,8 @@ def _trade(st: State, s: int) -> int | None:
     rr = ROLE_RESOURCES
     mine = _heaviest(st, s, mine)
     givers = st.ldr[theirs]  # f: leads q, which s follows
-    theirs = theirs[st.alive[givers] & st.may_lead[givers]]
-    givers = st.ldr[theirs]
+    keep = st.alive[givers] & st.may_lead[givers]
+    theirs, givers = theirs[keep], givers[keep]
     # pairs (p, q) where q's leader follows p
     match = (st.rep[mine][:, :, None] == givers[None, None, :]).any(axis=1)  # [P, Q]
     ip, iq = np.nonzero(match)
