@@ -176,6 +176,7 @@ def test_dead_broker_is_evacuated_after_grace_and_nothing_is_lost(cluster: Local
         # (the floor on `detected` is asserted once the evacuation has finished: a late confirmation fails this
         # test only, not the tests after it, which need the cluster as the evacuation leaves it)
         late = f"confirmed {detected - t_kill:.1f} s after the kill (first seen after {a['first_seen'] - t_kill:.1f} s)"
+        print(late)  # (shown with -s: the slack the floor below has)
         eid = wait_for(lambda: (x := anomaly(s.service, "broker_failure", f"broker-{VICTIM}", t_kill))
                        and x["execution"], 120, "the evacuation started")
         ex = wait_for(lambda: (e := s.service.executions.get(eid)) and e.get("ended") and e, 240,

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 TP = tuple[str, int]
@@ -31,6 +31,8 @@ class Observation:
     # listed alive by the controller but not answering its metrics endpoint: the first sign of a dead
     # broker (the controller fences it only after its session times out, ~9 s later)
     unreachable: frozenset[int] = frozenset()
+    # host and port of each live broker's listener, as describe_cluster gives them (the liveness probe's aim)
+    listeners: Mapping[int, tuple[str, int]] = field(default_factory=dict)
 
     def replica_counts(self) -> dict[int, int]:
         out = {b: 0 for b in self.alive}
@@ -57,4 +59,7 @@ def from_raw(raw: Any) -> Observation:
     parts = {tp: Replicas(tuple(v["replicas"]), int(v["leader"]), tuple(v["isr"]))
              for tp, v in raw.partitions.items()}
     unreachable = frozenset(b for b in alive if b in raw.metrics and raw.metrics[b] is None)
-    return Observation(ts=raw.ts / 1000.0, alive=alive, racks=racks, partitions=parts, unreachable=unreachable)
+    listeners = {int(b["broker_id"]): (str(b["host"]), int(b["port"])) for b in raw.brokers
+                 if b.get("host") and b.get("port")}
+    return Observation(ts=raw.ts / 1000.0, alive=alive, racks=racks, partitions=parts, unreachable=unreachable,
+                       listeners=listeners)

@@ -1,6 +1,8 @@
 """The balancer service: sampling, the load model, the detectors, self-healing and the executor, in
 threads around one lock-protected state.
 
+* **liveness** (every second, at most every ``interval``): a TCP probe of each broker (serve/liveness.py),
+  which dates the first sign of a dead broker sooner than the round can;
 * **sampler** (every ``interval``): one collector round; the topology detectors (dead broker, new
   brokers, lost preferred leaders) on it; the live model rebuilt; at each window boundary the Parquet
   files are flushed and the model thread is woken;
@@ -28,7 +30,7 @@ from kafka_balancer.model.plan_io import apply_plan
 from kafka_balancer.model.snapshot import RESOURCES, Snapshot
 from kafka_balancer.planner.constraints import Constraints
 from kafka_balancer.planner.metrics import Metrics, goals_missed
-from kafka_balancer.serve import guards
+from kafka_balancer.serve import guards, liveness
 from kafka_balancer.serve.anomaly import Anomaly, AnomalyState, Finding
 from kafka_balancer.serve.book import AnomalyBook
 from kafka_balancer.serve.broker_history import BrokerHistory
@@ -82,6 +84,8 @@ class Service:
         self.known: set[int] = set()
         self.racks: dict[int, str | None] = {}
         self.dead_since: dict[int, float] = {}
+        self.listeners: dict[int, tuple[str, int]] = {}  # the last host and port describe_cluster gave per broker
+        self.liveness = liveness.LivenessProbe(period_s=min(liveness.PERIOD_S, cfg.interval_s))
         self.loads: PartitionLoads | None = None
         self.model = ModelState()
         self.sigma_history: deque[dict[str, Any]] = deque(maxlen=720)
@@ -173,7 +177,11 @@ class Service:
                                   "resumes": int((rec or {}).get("resumes", 0)) + 1})
             self._event("execution", f"{eid}: resuming the unfinished execution from the journal")
             self.runner.start(eid, None)
-        for name, fn in (("sampler", self._sample_loop), ("model", self._model_loop), ("healer", self._heal_loop)):
+        loops: tuple[tuple[str, Callable[[], None]], ...] = (
+            ("sampler", self._sample_loop), ("model", self._model_loop), ("healer", self._heal_loop),
+            ("liveness", lambda: self.liveness.run(self._stop)),
+        )
+        for name, fn in loops:
             t = threading.Thread(target=fn, name=f"serve-{name}", daemon=True)
             t.start()
             self._threads.append(t)
@@ -228,14 +236,19 @@ class Service:
             # a round whose describe_log_dirs failed (a broker starting) keeps the sizes seen before
             self.sizes = {tp: sizes.get(tp, self.sizes.get(tp, 0)) for tp in obs.partitions}
             self.known |= obs.brokers()
+            self.listeners.update(obs.listeners)
+            plaintext = self.security is None or getattr(self.security, "protocol", "PLAINTEXT") == "PLAINTEXT"
+            self.liveness.aim(liveness.targets(sorted(self.known), self.listeners, self._metrics_urls, plaintext))
+            refused = self.liveness.down_since()
             for b in obs.alive:
                 self.racks[b] = obs.racks.get(b)
-                if b in obs.unreachable:  # the clock of the grace period starts at the first sign
-                    self.dead_since.setdefault(b, obs.ts)
-                else:
+            for b in self.known:  # the clock of the grace period starts at the first sign
+                scraped = b in self._metrics_urls and b in obs.alive and b not in obs.unreachable
+                sign = liveness.first_sign(obs.ts, b in obs.alive, b in obs.unreachable, scraped, refused.get(b))
+                if sign is None:
                     self.dead_since.pop(b, None)
-            for b in self.known - set(obs.alive):
-                self.dead_since.setdefault(b, obs.ts)
+                else:
+                    self.dead_since[b] = min(self.dead_since.get(b, sign), sign)
             findings: list[Finding] = []
             findings += broker_failure.detect(obs, frozenset(self.known), self.dead_since)
             findings += new_brokers.detect(obs, self.history.removed(obs.ts))
