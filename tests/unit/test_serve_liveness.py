@@ -144,3 +144,8 @@ def test_the_service_dates_a_dead_brokers_grace_from_the_probes_refusal(tmp_path
     probe.refused = {}
     svc.on_round(Observation(1020.0, frozenset({1, 2, 3}), {}, parts, listeners=listeners), {})
     assert svc.dead_since == {}
+    probe.refused = {1: 1021.0}  # refused, but its exporter answers a round read after that: the probe is wrong
+    svc.on_round(Observation(1022.0, frozenset({1, 2, 3}), {}, parts, answered=frozenset({1, 2, 3})), {})
+    assert svc.dead_since == {}
+    svc.on_round(Observation(1024.0, frozenset({1, 2, 3}), {}, parts), {})  # no exporter read: the probe counts
+    assert svc.dead_since == {1: 1021.0}

@@ -31,6 +31,8 @@ class Observation:
     # listed alive by the controller but not answering its metrics endpoint: the first sign of a dead
     # broker (the controller fences it only after its session times out, ~9 s later)
     unreachable: frozenset[int] = frozenset()
+    # listed alive, and its metrics endpoint answered the round
+    answered: frozenset[int] = frozenset()
     # host and port of each live broker's listener, as describe_cluster gives them (the liveness probe's aim)
     listeners: Mapping[int, tuple[str, int]] = field(default_factory=dict)
 
@@ -59,7 +61,8 @@ def from_raw(raw: Any) -> Observation:
     parts = {tp: Replicas(tuple(v["replicas"]), int(v["leader"]), tuple(v["isr"]))
              for tp, v in raw.partitions.items()}
     unreachable = frozenset(b for b in alive if b in raw.metrics and raw.metrics[b] is None)
+    answered = frozenset(b for b in alive if raw.metrics.get(b) is not None)
     listeners = {int(b["broker_id"]): (str(b["host"]), int(b["port"])) for b in raw.brokers
                  if b.get("host") and b.get("port")}
     return Observation(ts=raw.ts / 1000.0, alive=alive, racks=racks, partitions=parts, unreachable=unreachable,
-                       listeners=listeners)
+                       answered=answered, listeners=listeners)

@@ -243,8 +243,8 @@ class Service:
             for b in obs.alive:
                 self.racks[b] = obs.racks.get(b)
             for b in self.known:  # the clock of the grace period starts at the first sign
-                scraped = b in self._metrics_urls and b in obs.alive and b not in obs.unreachable
-                sign = liveness.first_sign(obs.ts, b in obs.alive, b in obs.unreachable, scraped, refused.get(b))
+                sign = liveness.first_sign(obs.ts, b in obs.alive, b in obs.unreachable, b in obs.answered,
+                                           refused.get(b))
                 if sign is None:
                     self.dead_since.pop(b, None)
                 else:
