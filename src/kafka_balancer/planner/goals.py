@@ -26,6 +26,7 @@ CAPACITY_WEIGHT = 10.0  # a point of utilisation above θ weighs this much more 
 # in the planner's θ-first mode (State.judge) the capacity term counts this many times over again, so that a
 # point above θ outweighs any band term by far
 THETA_FIRST = 1e3
+NO_GROUP = -(10**6)  # SpreadGoal: the group of a replica slot that does not count (none there, or the one leaving)
 
 
 @dataclass(frozen=True)
@@ -100,11 +101,14 @@ class SpreadGoal:
     group_of: IntArr  # broker position -> group index, -1 = unknown
     active: bool = field(init=False)
     _groups: list[int] = field(init=False, repr=False, compare=False)
+    _slot_group: IntArr = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "active", bool((self.group_of >= 0).any()))
         # the same as Python ints: the one-pair checks below read a few entries per call
         object.__setattr__(self, "_groups", [int(x) for x in self.group_of.tolist()])
+        # the group of a replica slot: a -1 slot (no replica) reads the last entry, in no group
+        object.__setattr__(self, "_slot_group", np.append(self.group_of, NO_GROUP))
 
     def _banned(self, replicas: IntArr, src: int) -> set[int] | None:
         """The groups the partition's other replicas span when its replica on ``src`` is the only one in its
@@ -128,6 +132,19 @@ class SpreadGoal:
     def ok(self, replicas: IntArr, src: int, dst: int) -> bool:
         banned = self._banned(replicas, src)
         return banned is None or self._groups[dst] not in banned
+
+    def dest_masks(self, rows: IntArr, src: int, dests: IntArr) -> np.ndarray | None:
+        """[K, D]: :meth:`ok` for partitions with replica rows ``rows`` ([K, R], -1 padded) leaving ``src``, for
+        each of ``dests``; None where every partition may go anywhere."""
+        others = self._slot_group[rows]
+        others[rows == src] = NO_GROUP
+        # the spread shrinks only if src's group holds no other replica of the partition
+        alone = (others != self._slot_group[src]).all(axis=1)
+        if not alone.any():
+            return None
+        others[~alone] = NO_GROUP
+        # a [K, R, D] comparison reduced over R (not the last axis): one pass, where R passes over [K, D] cost more
+        return np.asarray((others[:, :, None] != self.group_of[dests][None, None, :]).all(axis=1))
 
 
 class RackSpreadGoal(SpreadGoal):

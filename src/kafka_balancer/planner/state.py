@@ -397,10 +397,10 @@ class State:
     def dest_masks(self, parts: np.ndarray, src: int, dests: np.ndarray) -> np.ndarray:
         """[len(parts), len(dests)]: may a replica of each partition leave ``src`` for each destination?"""
         rows = self.rep[parts]  # [K, R], -1 padded
-        # column by column: R is 1-4, and a [K, D, R] comparison reduced over R cost twice as much
-        mask = np.broadcast_to(self.receive[dests], (parts.size, dests.size)).copy()
-        for c in range(rows.shape[1]):
-            mask &= dests[None, :] != rows[:, c, None]
+        # a [K, R, D] comparison reduced over R (not the last axis): one pass, where R passes over [K, D] cost
+        # more, and a [K, D, R] one reduced over R twice as much
+        mask = (rows[:, :, None] != dests[None, None, :]).all(axis=1)
+        mask &= self.receive[dests]
         if self.alive[src]:
             mask &= ~self.frozen[parts][:, None]
         # a leader replica takes its leadership along: only to a broker that may lead
@@ -410,18 +410,9 @@ class State:
         for guard in self.guards:
             mask &= guard.replica_ok(self, parts, src, dests)
         for goal in self.spread_goals:
-            g = goal.group_of
-            gs = int(g[src])
-            g_rows = np.where(rows >= 0, g[np.maximum(rows, 0)], -(10**6))
-            others = np.where(rows == src, -(10**6), g_rows)
-            # the spread shrinks only if src's group holds no other replica of the partition
-            alone = ~(others == gs).any(axis=1)
-            if alone.any():
-                g_dests = g[dests]
-                clash = np.zeros_like(mask)
-                for c in range(others.shape[1]):
-                    clash |= g_dests[None, :] == others[:, c, None]
-                mask &= ~(alone[:, None] & clash)
+            spread = goal.dest_masks(rows, src, dests)
+            if spread is not None:
+                mask &= spread
         return mask
 
     def spread_ok(self, p: int, src: int, dst: int) -> bool:
