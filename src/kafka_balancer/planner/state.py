@@ -241,10 +241,10 @@ class State:
             self._pin_cache = (mask, bool(mask.any()))
         return self._pin_cache
 
-    def _violation_all(self) -> FloatArr:
-        """:meth:`violation_of` every broker's utilisation, a fresh array. Element by element, so the rows of
-        brokers no move touched since the last read are kept (the loop reads this once per step, and a step
-        changes one or two brokers); any change of goal recomputes all."""
+    def _violation_kept(self) -> FloatArr:
+        """:meth:`violation_of` every broker's utilisation, the kept array itself (not to be written). Element
+        by element, so the rows of brokers no move touched since the last read are kept (the loop reads this
+        once per step, and a step changes one or two brokers); any change of goal recomputes all."""
         cg, dg = self.capacity_goal, self.distribution_goal
         if self._raw is None or self._raw[0] is not cg or self._raw[1] is not dg:
             self._raw = (cg, dg, self.violation_of(self.util()))
@@ -252,7 +252,16 @@ class State:
             rows = np.fromiter(self._touched, dtype=np.int64, count=len(self._touched))
             self._raw[2][rows] = self.violation_of(self.load[rows] / self.cap[rows])
         self._touched.clear()
-        return self._raw[2].copy()
+        return self._raw[2]
+
+    def _violation_all(self) -> FloatArr:
+        """:meth:`_violation_kept`, a fresh array."""
+        return self._violation_kept().copy()
+
+    def violation_at(self, brokers: int | np.ndarray) -> FloatArr:
+        """:meth:`violation_of` the present utilisation of each of ``brokers`` (a fresh array), read from the
+        kept rows: the same numbers, element by element, as computing it on ``load / cap`` of those brokers."""
+        return self._violation_kept()[brokers]
 
     def violations(self) -> FloatArr:
         """Violation per (broker, resource); 0 on dead brokers and on pairs provably out of reach."""
@@ -306,16 +315,23 @@ class State:
             bad = np.any(_rises(k0, k1), axis=-1)
             drop = v0.sum(axis=-1) - self.violation_of(util1).sum(axis=-1)
             return bad, drop + THETA_FIRST * (k0.sum(axis=-1) - k1.sum(axis=-1))
-        if self.relaxed:
-            g0, g1 = self.capacity_goal.violation(util0), self.capacity_goal.violation(util1)
-            c0, c1 = v0 ** 2, self.violation_of(util1) ** 2
-        else:
-            g0, g1 = v0, self.violation_of(util1)
-            c0, c1 = g0, g1
+        if not self.relaxed:
+            return self._judge_normal(util0, util1, v0, rows)
+        g0, g1 = self.capacity_goal.violation(util0), self.capacity_goal.violation(util1)
+        c0, c1 = v0 ** 2, self.violation_of(util1) ** 2
         bad = np.any((g0 <= TOL) & (g1 > TOL), axis=-1)
-        if rows is not None and not self.relaxed:
-            bad |= self.lifts_pinned(rows, util0, util1)
         return bad, c0.sum(axis=-1) - c1.sum(axis=-1)
+
+    def _judge_normal(self, util0: FloatArr, util1: FloatArr, v0: FloatArr,
+                      rows: int | np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`judge` in normal mode, ``v0`` given. The reductions are the ufuncs' own (``sum`` and ``any``
+        without their Python wrappers: the same sums, in the same order); :meth:`lifts_pinned` only when some
+        pair is pinned (this runs on every candidate move)."""
+        v1 = self.violation_of(util1)
+        bad = np.logical_or.reduce(np.less_equal(v0, TOL) & np.greater(v1, TOL), axis=-1)
+        if rows is not None and self.pins()[1]:
+            bad |= self.lifts_pinned(rows, util0, util1)
+        return bad, np.add.reduce(v0, axis=-1) - np.add.reduce(v1, axis=-1)
 
     def polish_gain(self, util0: FloatArr, util1: FloatArr) -> np.ndarray:
         """The drop of polishing's cost (:meth:`judge`): the squared relative deviations summed over the

@@ -67,14 +67,15 @@ def _place(st: State, src: int, r: int, cands: np.ndarray, deltas: np.ndarray) -
     # destinations in ascending order of load on r; only the least loaded are worth evaluating
     dests = smallest(util_r, MAX_DESTINATIONS, st.alive)
     u_src = st.load[src] / st.cap[src]
-    bad_src, gain_src = st.judge(u_src[None, :], (st.load[src][None, :] - deltas) / st.cap[src][None, :])  # [K]
-    first, gain = _first_acceptable(st, src, cands, deltas, gain_src, np.nonzero(~bad_src)[0], dests)
-    rows = np.nonzero(first >= 0)[0]
+    bad_src, gain_src = st.judge(u_src[None, :], (st.load[src][None, :] - deltas) / st.cap[src][None, :],
+                                 st.violation_at(src)[None, :])  # [K]
+    first, gain = _first_acceptable(st, src, cands, deltas, gain_src, (~bad_src).nonzero()[0], dests)
+    rows = (first >= 0).nonzero()[0]
     if rows.size == 0:
         return False, bool(bad_src.any())
     if st.by_gain_per_byte:
         score = gain[rows] / (st.disk_bytes[cands[rows]] + st.byte_floor)
-        k = int(rows[np.argmax(score)])
+        k = int(rows[score.argmax()])
     else:
         k = int(rows[0])  # the first acceptable candidate in preference order
     st.move_replica(int(cands[k]), src, int(dests[first[k]]))
@@ -94,20 +95,21 @@ def _first_acceptable(st: State, src: int, cands: np.ndarray, deltas: np.ndarray
         if rows.size == 0 or start >= dests.size:
             break
         cols = dests[start:stop]
-        kk, dd = np.nonzero(st.dest_masks(cands[rows], src, cols))
-        load_d, cap_d = st.load[cols], st.cap[cols]
-        u_d = load_d / cap_d
-        bad_dst, gain_dst = st.judge(u_d[dd], (load_d[dd] + deltas[rows[kk]]) / cap_d[dd], st.violation_of(u_d)[dd],
-                                     rows=cols[dd])
+        kk, dd = st.dest_masks(cands[rows], src, cols).nonzero()
+        # each pair's destination row, gathered once: its violation now is read from the kept rows
+        to = cols[dd]
+        load_d, cap_d = st.load[to], st.cap[to]
+        bad_dst, gain_dst = st.judge(load_d / cap_d, (load_d + deltas[rows[kk]]) / cap_d, st.violation_at(to),
+                                     rows=to)
         g = gain_dst + gain_src[rows[kk]]
         ok = np.zeros((rows.size, cols.size), dtype=bool)
         ok[kk, dd] = ~bad_dst & (g > 1e-9)
         grid = np.zeros((rows.size, cols.size))
         grid[kk, dd] = g
-        has = ok.any(axis=1)
-        at = np.argmax(ok, axis=1)[has]  # the first acceptable destination in ascending order of load
+        has = np.logical_or.reduce(ok, axis=1)
+        at = ok.argmax(axis=1)[has]  # the first acceptable destination in ascending order of load
         first[rows[has]] = start + at
-        gain[rows[has]] = grid[np.nonzero(has)[0], at]
+        gain[rows[has]] = grid[has.nonzero()[0], at]
         rows = rows[~has]
     return first, gain
 

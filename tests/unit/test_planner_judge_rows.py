@@ -1,0 +1,45 @@
+"""The judge of single replica moves reads each destination's violation from the kept rows
+(``State.violation_at``) and, in normal mode, reduces with the ufuncs themselves and weighs pinned pairs only
+when some pair is pinned (``State._judge_normal``). On a seeded walk of replica moves, with and without pinned
+pairs, both must give what the plain formulas give, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from planner_walk import broker_pairs
+
+from kafka_balancer.planner.state import TOL, State, _rises
+from kafka_balancer.sim.cluster import PRESETS, generate
+
+
+def _judge_formula(st: State, u0: np.ndarray, u1: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Normal mode's rule as first written: violations afresh, ``np.any`` and ``sum``, pins always weighed."""
+    g0, g1 = st.violation_of(u0), st.violation_of(u1)
+    bad = np.any((g0 <= TOL) & (g1 > TOL), axis=-1)
+    mask, some = st.pins()
+    pin = mask[rows] if some else np.zeros(g0.shape, dtype=bool)
+    k0, k1 = st.capacity_goal.violation(u0), st.capacity_goal.violation(u1)
+    bad |= np.any(pin & _rises(k0, k1), axis=-1)
+    return bad, g0.sum(axis=-1) - g1.sum(axis=-1)
+
+
+@pytest.mark.parametrize(("preset", "seed", "pinned"), [("overloaded", 0, True), ("hetero", 1, False),
+                                                        ("racks48", 2, True), ("new-brokers", 3, False)])
+def test_judging_from_kept_rows_is_the_formula(preset: str, seed: int, pinned: bool) -> None:
+    st = State(generate(PRESETS[preset], seed=seed), 0.8, 0.1, 0.97)
+    rng = np.random.default_rng(seed)
+    live = np.nonzero(st.alive)[0]
+    if pinned:
+        st.exempt_pairs(rng.choice(live, size=max(1, live.size // 4), replace=False), [0, 2])
+    st.violations()  # the rows are kept from here on; the walk's moves leave some of them to recompute
+    for hi, _lo in broker_pairs(st, seed, 40):
+        to = rng.choice(live, size=30)
+        deltas = st.role_loads(st.members_arr(hi)[rng.integers(max(1, st.members_arr(hi).size), size=30)], hi) \
+            if st.members_arr(hi).size else np.zeros((30, st.load.shape[1]))
+        u0, u1 = st.load[to] / st.cap[to], (st.load[to] + deltas) / st.cap[to]
+        assert np.array_equal(st.violation_at(to), st.violation_of(u0))
+        bad, gain = st.judge(u0, u1, st.violation_at(to), rows=to)
+        want_bad, want_gain = _judge_formula(st, u0, u1, to)
+        assert np.array_equal(bad, want_bad)
+        assert gain.tobytes() == want_gain.tobytes()
