@@ -1,7 +1,8 @@
 """The judge of single replica moves reads each destination's violation from the kept rows
-(``State.violation_at``) and, in normal mode, reduces with the ufuncs themselves and weighs pinned pairs only
-when some pair is pinned (``State._judge_normal``). On a seeded walk of replica moves, with and without pinned
-pairs, both must give what the plain formulas give, bit for bit."""
+(``State.violation_at``), computes violations against the band's rows repeated in memory
+(``State._band_rows``), and in normal mode reduces column by column and weighs pinned pairs only when some
+pair is pinned (``State._judge_normal``). On a seeded walk of replica moves, with and without pinned pairs,
+all must give what the plain formulas give, bit for bit; the column sums must be numpy's."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ import numpy as np
 import pytest
 from planner_walk import broker_pairs
 
-from kafka_balancer.planner.state import TOL, State, _rises
+from kafka_balancer.planner.state import TOL, State, _any_last, _rises, _sum_last
 from kafka_balancer.sim.cluster import PRESETS, generate
 
 
 def _judge_formula(st: State, u0: np.ndarray, u1: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Normal mode's rule as first written: violations afresh, ``np.any`` and ``sum``, pins always weighed."""
-    g0, g1 = st.violation_of(u0), st.violation_of(u1)
+    """Normal mode's rule as first written: the goals' violations afresh, ``np.any`` and ``sum``, pins always
+    weighed."""
+    g0, g1 = (st.capacity_goal.violation(u) + st.distribution_goal.violation(u) for u in (u0, u1))
     bad = np.any((g0 <= TOL) & (g1 > TOL), axis=-1)
     mask, some = st.pins()
     pin = mask[rows] if some else np.zeros(g0.shape, dtype=bool)
@@ -34,12 +36,26 @@ def test_judging_from_kept_rows_is_the_formula(preset: str, seed: int, pinned: b
         st.exempt_pairs(rng.choice(live, size=max(1, live.size // 4), replace=False), [0, 2])
     st.violations()  # the rows are kept from here on; the walk's moves leave some of them to recompute
     for hi, _lo in broker_pairs(st, seed, 40):
-        to = rng.choice(live, size=30)
-        deltas = st.role_loads(st.members_arr(hi)[rng.integers(max(1, st.members_arr(hi).size), size=30)], hi) \
-            if st.members_arr(hi).size else np.zeros((30, st.load.shape[1]))
+        n = int(rng.choice([30, 600]))  # past the 256 rows _band_rows keeps at first
+        to = rng.choice(live, size=n)
+        m = st.members_arr(hi)
+        deltas = st.role_loads(m[rng.integers(m.size, size=n)], hi) if m.size else np.zeros((n, st.load.shape[1]))
         u0, u1 = st.load[to] / st.cap[to], (st.load[to] + deltas) / st.cap[to]
         assert np.array_equal(st.violation_at(to), st.violation_of(u0))
+        assert st.violation_of(u1).tobytes() == (st.capacity_goal.violation(u1) +
+                                                  st.distribution_goal.violation(u1)).tobytes()
         bad, gain = st.judge(u0, u1, st.violation_at(to), rows=to)
         want_bad, want_gain = _judge_formula(st, u0, u1, to)
         assert np.array_equal(bad, want_bad)
         assert gain.tobytes() == want_gain.tobytes()
+
+
+@pytest.mark.parametrize("shape", [(4,), (1, 4), (3, 4), (229, 4), (7, 16, 4), (5, 3)])
+def test_column_reductions_are_numpys(shape: tuple[int, ...]) -> None:
+    rng = np.random.default_rng(len(shape) * 100 + shape[0])
+    for _ in range(200):
+        # magnitudes 1e-8 to 1e16 of both signs: any change of the order of additions shows
+        x = rng.standard_normal(shape) * 10.0 ** rng.integers(-8, 17, size=shape)
+        assert np.asarray(_sum_last(x)).tobytes() == np.asarray(x.sum(axis=-1)).tobytes()
+        b = x > 1.0
+        assert np.array_equal(_any_last(b), b.any(axis=-1))

@@ -34,6 +34,28 @@ def _rises(k0: FloatArr, k1: FloatArr) -> np.ndarray:
     return np.asarray(k1 > np.maximum(k0, TOL) + TOL)
 
 
+def _sum_last(x: FloatArr) -> FloatArr:
+    """``x.sum(axis=-1)`` over the four resources, added column by column from the first: the order numpy's
+    reduction takes on four elements, bit for bit, in three strided additions (a reduction over a last axis
+    this short runs one tiny loop per row)."""
+    if x.shape[-1] != 4:
+        return np.asarray(np.add.reduce(x, axis=-1))
+    s = x[..., 0] + x[..., 1]
+    s += x[..., 2]
+    s += x[..., 3]
+    return s
+
+
+def _any_last(b: np.ndarray) -> np.ndarray:
+    """``b.any(axis=-1)`` over the four resources, column by column (see :func:`_sum_last`)."""
+    if b.shape[-1] != 4:
+        return np.asarray(np.logical_or.reduce(b, axis=-1))
+    a = b[..., 0] | b[..., 1]
+    a |= b[..., 2]
+    a |= b[..., 3]
+    return a
+
+
 class State:
     def __init__(
         self,
@@ -81,6 +103,7 @@ class State:
         # touched since (``_touched``) are recomputed on the next read
         self._raw: tuple[CapacityGoal, DistributionGoal, FloatArr] | None = None
         self._touched: set[int] = set()
+        self._tiled: tuple[DistributionGoal, FloatArr, FloatArr, FloatArr] | None = None  # _band_rows' cache
         self.snap = snap
         self.rep = snap.replicas.copy()
         self.ldr = snap.leader.copy()
@@ -148,10 +171,11 @@ class State:
         dg = self.distribution_goal
         w: FloatArr | None = None
         if dg.active:
-            w = np.subtract(util, dg.hi)
-            np.maximum(w, np.subtract(dg.lo, util), out=w)
+            hi, lo, inv = self._band_rows(util)
+            w = np.subtract(util, hi)
+            np.maximum(w, np.subtract(lo, util), out=w)
             np.maximum(w, 0.0, out=w)
-            w *= dg.inv_scale
+            w *= inv
             if util.size == 0 or util.max() <= theta:
                 return w
         v = np.subtract(util, theta)
@@ -161,6 +185,22 @@ class State:
         if w is not None:
             v += w
         return v
+
+    def _band_rows(self, util: FloatArr) -> tuple[FloatArr, FloatArr, FloatArr]:
+        """The distribution goal's ``hi``, ``lo`` and ``inv_scale``, as rows of ``util`` when it is [M, R]:
+        repeated M times in memory, kept per goal (an element-wise operation against them runs as one flat
+        loop, where one against a broadcast [R] row runs M loops of R elements). The same values, so the
+        same results, as the [R] rows, which other shapes get."""
+        dg = self.distribution_goal
+        if util.ndim != 2 or util.shape[1] != dg.hi.size:
+            return dg.hi, dg.lo, dg.inv_scale
+        m = util.shape[0]
+        kept = self._tiled
+        if kept is None or kept[0] is not dg or kept[1].shape[0] < m:
+            n = max(m, 2 * kept[1].shape[0] if kept is not None and kept[0] is dg else 256)
+            kept = (dg, np.tile(dg.hi, (n, 1)), np.tile(dg.lo, (n, 1)), np.tile(dg.inv_scale, (n, 1)))
+            self._tiled = kept
+        return kept[1][:m], kept[2][:m], kept[3][:m]
 
     def edges(self, b: int) -> edges.Edges:
         """Broker ``b``'s slopes and holding range (edges.py), kept until a move changes its load or the
@@ -261,7 +301,7 @@ class State:
     def violation_at(self, brokers: int | np.ndarray) -> FloatArr:
         """:meth:`violation_of` the present utilisation of each of ``brokers`` (a fresh array), read from the
         kept rows: the same numbers, element by element, as computing it on ``load / cap`` of those brokers."""
-        return self._violation_kept()[brokers]
+        return self._violation_kept().take(brokers, axis=0)
 
     def violations(self) -> FloatArr:
         """Violation per (broker, resource); 0 on dead brokers and on pairs provably out of reach."""
@@ -324,14 +364,14 @@ class State:
 
     def _judge_normal(self, util0: FloatArr, util1: FloatArr, v0: FloatArr,
                       rows: int | np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`judge` in normal mode, ``v0`` given. The reductions are the ufuncs' own (``sum`` and ``any``
-        without their Python wrappers: the same sums, in the same order); :meth:`lifts_pinned` only when some
-        pair is pinned (this runs on every candidate move)."""
+        """:meth:`judge` in normal mode, ``v0`` given: the reductions column by column (:func:`_sum_last`: the
+        same sums, in the same order), :meth:`lifts_pinned` only when some pair is pinned (this runs on every
+        candidate move)."""
         v1 = self.violation_of(util1)
-        bad = np.logical_or.reduce(np.less_equal(v0, TOL) & np.greater(v1, TOL), axis=-1)
+        bad = _any_last((v0 <= TOL) & (v1 > TOL))
         if rows is not None and self.pins()[1]:
             bad |= self.lifts_pinned(rows, util0, util1)
-        return bad, np.add.reduce(v0, axis=-1) - np.add.reduce(v1, axis=-1)
+        return bad, _sum_last(v0) - _sum_last(v1)
 
     def polish_gain(self, util0: FloatArr, util1: FloatArr) -> np.ndarray:
         """The drop of polishing's cost (:meth:`judge`): the squared relative deviations summed over the
@@ -351,7 +391,7 @@ class State:
         if pin is None or not pin.any():
             return np.zeros(np.broadcast_shapes(np.shape(util0), np.shape(util1))[:-1], dtype=bool)
         k0, k1 = self.capacity_goal.violation(util0), self.capacity_goal.violation(util1)
-        return np.asarray(np.any(pin & _rises(k0, k1), axis=-1))
+        return np.asarray(_any_last(pin & _rises(k0, k1)))
 
     def violation_grows(self, util0: FloatArr, util1: FloatArr, v0: FloatArr | None = None) -> np.ndarray:
         """Does any violation grow, even one that was there before (last axis: resources)? ``v0``: as in

@@ -96,12 +96,13 @@ def _first_acceptable(st: State, src: int, cands: np.ndarray, deltas: np.ndarray
             break
         cols = dests[start:stop]
         kk, dd = st.dest_masks(cands[rows], src, cols).nonzero()
-        # each pair's destination row, gathered once: its violation now is read from the kept rows
-        to = cols[dd]
-        load_d, cap_d = st.load[to], st.cap[to]
-        bad_dst, gain_dst = st.judge(load_d / cap_d, (load_d + deltas[rows[kk]]) / cap_d, st.violation_at(to),
+        # each pair's destination row, gathered once (``take``: a row gather without fancy indexing's setup);
+        # its violation now is read from the kept rows
+        to, rk = cols[dd], rows[kk]
+        load_d, cap_d = st.load.take(to, axis=0), st.cap.take(to, axis=0)
+        bad_dst, gain_dst = st.judge(load_d / cap_d, (load_d + deltas.take(rk, axis=0)) / cap_d, st.violation_at(to),
                                      rows=to)
-        g = gain_dst + gain_src[rows[kk]]
+        g = gain_dst + gain_src[rk]
         ok = np.zeros((rows.size, cols.size), dtype=bool)
         ok[kk, dd] = ~bad_dst & (g > 1e-9)
         grid = np.zeros((rows.size, cols.size))
