@@ -64,25 +64,42 @@ def bands(st: State) -> Bands:
     return b
 
 
+# Python's ``max(a, b)`` is ``b if b > a else a``; the functions below spell it so (a conditional costs a
+# third of a call), in that form exactly, so NaN and signed zeros come out as from ``max``:
+# ``max(0.0, d)`` is ``d if d > 0.0 else 0.0``, ``max(m, 0.0)`` is ``0.0 if m < 0.0 else m``.
+
+
 def capacity_violation(bd: Bands, u: list[float]) -> list[float]:
     th = bd.theta
-    return [max(0.0, x - th) / th * CAPACITY_WEIGHT for x in u]
+    return [(d if (d := x - th) > 0.0 else 0.0) / th * CAPACITY_WEIGHT for x in u]
 
 
 def violation(bd: Bands, u: list[float]) -> list[float]:
-    cap = capacity_violation(bd, u)
+    """``capacity_violation(u)[i] + max(max(u[i] - hi, lo - u[i]), 0.0) * inv``, in one pass."""
     if not bd.active:
-        return [c + 0.0 for c in cap]
-    return [c + max(max(x - h, lo - x), 0.0) * s for c, x, h, lo, s in zip(cap, u, bd.hi, bd.lo, bd.inv, strict=True)]
+        return [c + 0.0 for c in capacity_violation(bd, u)]
+    th = bd.theta
+    return [(d if (d := x - th) > 0.0 else 0.0) / th * CAPACITY_WEIGHT
+            + (0.0 if (m := (b if (b := lo - x) > (a := x - h) else a)) < 0.0 else m) * s
+            for x, h, lo, s in zip(u, bd.hi, bd.lo, bd.inv, strict=True)]
+
+
+def _cap_rows(st: State) -> list[list[float] | None]:
+    """Each broker's capacities as Python floats, None where one is not positive (capacities never change)."""
+    rows = st._cap_rows
+    if rows is None:
+        rows = [c if all(x > 0.0 for x in c) else None for c in st.cap.tolist()]
+        st._cap_rows = rows
+    return rows
 
 
 def utils(st: State, b: int, delta: np.ndarray) -> tuple[list[float], list[float]] | None:
     """Utilisation of broker ``b`` before and after adding ``delta``; None when a capacity is not
     positive (the numpy path then decides, with its own inf/nan semantics)."""
-    load: list[float] = st.load[b].tolist()
-    cap: list[float] = st.cap[b].tolist()
-    if not all(c > 0.0 for c in cap):
+    cap = _cap_rows(st)[b]
+    if cap is None:
         return None
+    load: list[float] = st.load[b].tolist()
     d: list[float] = np.asarray(delta, dtype=np.float64).tolist()
     if len(d) != len(load):
         return None

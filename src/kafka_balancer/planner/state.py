@@ -98,6 +98,7 @@ class State:
         self.byte_budget = float("inf")  # bytes replica moves may still copy (lowered by each move)
         self.min_gain_per_byte = 0.0  # polishing: a move must lower the squared deviation this much per byte
         self._bands: scalar_judge.Bands | None = None  # the goals as Python floats (scalar_judge)
+        self._cap_rows: list[list[float] | None] | None = None  # the capacities likewise (scalar_judge.utils)
         self._edges: dict[int, tuple[int, scalar_judge.Bands, edges.Edges]] = {}  # edges()' cache
         # violation_of over every broker, kept for the goals it was computed with; rows of brokers a move
         # touched since (``_touched``) are recomputed on the next read
