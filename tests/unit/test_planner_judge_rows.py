@@ -2,7 +2,8 @@
 (``State.violation_at``), computes violations against the band's rows repeated in memory
 (``State._band_rows``), and in normal mode reduces column by column and weighs pinned pairs only when some
 pair is pinned (``State._judge_normal``). On a seeded walk of replica moves, with and without pinned pairs,
-all must give what the plain formulas give, bit for bit; the column sums must be numpy's."""
+all must give what the plain formulas give, bit for bit, and so must every mode of the judge and
+``violation_grows`` on [K, D, R] grids; the column sums must be numpy's, whatever the memory layout."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import numpy as np
 import pytest
 from planner_walk import broker_pairs
 
-from kafka_balancer.planner.state import TOL, State, _any_last, _rises, _sum_last
+from kafka_balancer.planner.goals import CapacityGoal
+from kafka_balancer.planner.state import THETA_FIRST, TOL, State, _any_last, _rises, _sum_last
 from kafka_balancer.sim.cluster import PRESETS, generate
 
 
@@ -56,6 +58,47 @@ def test_column_reductions_are_numpys(shape: tuple[int, ...]) -> None:
     for _ in range(200):
         # magnitudes 1e-8 to 1e16 of both signs: any change of the order of additions shows
         x = rng.standard_normal(shape) * 10.0 ** rng.integers(-8, 17, size=shape)
-        assert np.asarray(_sum_last(x)).tobytes() == np.asarray(x.sum(axis=-1)).tobytes()
+        for y in (x, x[::-1], np.asfortranarray(x), x[..., ::2, :] if x.ndim > 1 else x):
+            assert np.asarray(_sum_last(y)).tobytes() == np.asarray(y.sum(axis=-1)).tobytes()
         b = x > 1.0
         assert np.array_equal(_any_last(b), b.any(axis=-1))
+
+
+def _formulas(st: State, u0: np.ndarray, u1: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(violation_grows, then judge's bad and gain in the state's mode), with the goals' own violations,
+    ``np.any`` and ``sum``."""
+    def viol(u: np.ndarray) -> np.ndarray:
+        return np.asarray(st.capacity_goal.violation(u) + st.distribution_goal.violation(u))
+    g0, g1 = viol(u0), viol(u1)
+    grows = np.any(g1 > np.maximum(g0, TOL) + TOL, axis=-1)
+    k0, k1 = st.capacity_goal.violation(u0), st.capacity_goal.violation(u1)
+    if st.polishing:
+        c0, c1 = st.relative_deviation(u0) ** 2, st.relative_deviation(u1) ** 2
+        return grows, grows, c0.sum(axis=-1) - c1.sum(axis=-1)
+    if st.theta_first:
+        drop = g0.sum(axis=-1) - g1.sum(axis=-1)
+        return grows, np.any(_rises(k0, k1), axis=-1), drop + THETA_FIRST * (k0.sum(axis=-1) - k1.sum(axis=-1))
+    if st.relaxed:
+        return grows, np.any((k0 <= TOL) & (k1 > TOL), axis=-1), (g0 ** 2).sum(axis=-1) - (g1 ** 2).sum(axis=-1)
+    return grows, np.any((g0 <= TOL) & (g1 > TOL), axis=-1), g0.sum(axis=-1) - g1.sum(axis=-1)
+
+
+@pytest.mark.parametrize("mode", ["normal", "relaxed", "theta_first", "polishing"])
+def test_every_mode_on_grids_is_the_formula(mode: str) -> None:
+    st = State(generate(PRESETS["hetero"], seed=4), 0.8, 0.1, 0.97)
+    if mode != "normal":
+        setattr(st, mode, True)
+    rng = np.random.default_rng(4)
+    live = np.nonzero(st.alive)[0]
+    for k, d in ((3, 5), (24, 16), (40, 2000)):  # the last past MAX_BAND_ROWS: the band broadcast
+        if k == 40:
+            st.capacity_goal = CapacityGoal(0.5)  # new goals: some pairs above θ
+        dests = rng.choice(live, size=d)
+        deltas = st.role_loads(st.members_arr(int(live[0]))[:k], int(live[0]))
+        u0 = (st.load[dests] / st.cap[dests])[None, :, :]
+        u1 = (st.load[dests][None, :, :] + deltas[:, None, :]) / st.cap[dests][None, :, :]
+        grows, bad, gain = _formulas(st, u0, u1)
+        assert np.array_equal(st.violation_grows(u0, u1), grows)
+        got_bad, got_gain = st.judge(u0, u1)
+        assert np.array_equal(got_bad, bad)
+        assert got_gain.tobytes() == gain.tobytes()

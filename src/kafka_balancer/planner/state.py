@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from kafka_balancer.planner.count_goals import CountGoal
 
 TOL = 1e-12
+MAX_BAND_ROWS = 1 << 16  # State._band_rows keeps the band repeated on up to this many rows (6 MB)
 Change = tuple[int, int, int, int]  # (0: a replica moves, 1: leadership moves; partition, from, to)
 
 
@@ -188,20 +189,23 @@ class State:
         return v
 
     def _band_rows(self, util: FloatArr) -> tuple[FloatArr, FloatArr, FloatArr]:
-        """The distribution goal's ``hi``, ``lo`` and ``inv_scale``, as rows of ``util`` when it is [M, R]:
-        repeated M times in memory, kept per goal (an element-wise operation against them runs as one flat
-        loop, where one against a broadcast [R] row runs M loops of R elements). The same values, so the
-        same results, as the [R] rows, which other shapes get."""
+        """The distribution goal's ``hi``, ``lo`` and ``inv_scale`` in the shape of ``util`` ([..., R], up to
+        ``MAX_BAND_ROWS`` rows of R): repeated in memory, kept per goal (an element-wise operation against them
+        runs as one flat loop, where one against a broadcast [R] row runs a loop of R elements per row: 3.4
+        against 1.1 us on 229 rows, 195 against 75 us on 20,000). The same values, so the same results, as
+        the [R] rows, which other shapes get."""
         dg = self.distribution_goal
-        if util.ndim != 2 or util.shape[1] != dg.hi.size:
+        m = util.size // dg.hi.size if util.ndim >= 2 and util.shape[-1] == dg.hi.size else 0
+        if not 0 < m <= MAX_BAND_ROWS:
             return dg.hi, dg.lo, dg.inv_scale
-        m = util.shape[0]
         kept = self._tiled
         if kept is None or kept[0] is not dg or kept[1].shape[0] < m:
             n = max(m, 2 * kept[1].shape[0] if kept is not None and kept[0] is dg else 256)
             kept = (dg, np.tile(dg.hi, (n, 1)), np.tile(dg.lo, (n, 1)), np.tile(dg.inv_scale, (n, 1)))
             self._tiled = kept
-        return kept[1][:m], kept[2][:m], kept[3][:m]
+        if util.ndim == 2:
+            return kept[1][:m], kept[2][:m], kept[3][:m]
+        return kept[1][:m].reshape(util.shape), kept[2][:m].reshape(util.shape), kept[3][:m].reshape(util.shape)
 
     def edges(self, b: int) -> edges.Edges:
         """Broker ``b``'s slopes and holding range (edges.py), kept until a move changes its load or the
@@ -353,15 +357,14 @@ class State:
         v0 = self.violation_of(util0) if v0 is None else v0
         if self.theta_first:
             k0, k1 = self.capacity_goal.violation(util0), self.capacity_goal.violation(util1)
-            bad = np.any(_rises(k0, k1), axis=-1)
-            drop = v0.sum(axis=-1) - self.violation_of(util1).sum(axis=-1)
-            return bad, drop + THETA_FIRST * (k0.sum(axis=-1) - k1.sum(axis=-1))
+            bad = _any_last(_rises(k0, k1))
+            drop = _sum_last(v0) - _sum_last(self.violation_of(util1))
+            return bad, drop + THETA_FIRST * (_sum_last(k0) - _sum_last(k1))
         if not self.relaxed:
             return self._judge_normal(util0, util1, v0, rows)
         g0, g1 = self.capacity_goal.violation(util0), self.capacity_goal.violation(util1)
         c0, c1 = v0 ** 2, self.violation_of(util1) ** 2
-        bad = np.any((g0 <= TOL) & (g1 > TOL), axis=-1)
-        return bad, c0.sum(axis=-1) - c1.sum(axis=-1)
+        return _any_last((g0 <= TOL) & (g1 > TOL)), _sum_last(c0) - _sum_last(c1)
 
     def _judge_normal(self, util0: FloatArr, util1: FloatArr, v0: FloatArr,
                       rows: int | np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -379,7 +382,7 @@ class State:
         resources, before less after."""
         c0 = self.relative_deviation(util0) ** 2
         c1 = self.relative_deviation(util1) ** 2
-        return np.asarray(c0.sum(axis=-1) - c1.sum(axis=-1))
+        return np.asarray(_sum_last(c0) - _sum_last(c1))
 
     def lifts_pinned(self, rows: int | np.ndarray, util0: FloatArr, util1: FloatArr) -> np.ndarray:
         """Does the change take a pair whose band is out of reach above θ, or further above it? ``rows``: the
@@ -399,7 +402,7 @@ class State:
         :meth:`judge`."""
         g0 = self.violation_of(util0) if v0 is None else v0
         g1 = self.violation_of(util1)
-        return np.any(g1 > np.maximum(g0, TOL) + TOL, axis=-1)
+        return _any_last(g1 > np.maximum(g0, TOL) + TOL)
 
     def new_replicas(self) -> np.ndarray:
         """[P, R]: slots holding a replica that is not in the partition's original set (bytes to copy)."""
