@@ -3,7 +3,8 @@
 (``State._band_rows``), and in normal mode reduces column by column and weighs pinned pairs only when some
 pair is pinned (``State._judge_normal``). On a seeded walk of replica moves, with and without pinned pairs,
 all must give what the plain formulas give, bit for bit, and so must every mode of the judge and
-``violation_grows`` on [K, D, R] grids; the column sums must be numpy's, whatever the memory layout."""
+``violation_grows`` on [K, D, R] grids; the column sums must be numpy's, whatever the memory layout. The
+candidates' loads come from ``State.role_loads`` (a row take): each must be ``role_load``'s."""
 
 from __future__ import annotations
 
@@ -102,3 +103,16 @@ def test_every_mode_on_grids_is_the_formula(mode: str) -> None:
         got_bad, got_gain = st.judge(u0, u1)
         assert np.array_equal(got_bad, bad)
         assert got_gain.tobytes() == gain.tobytes()
+
+
+def test_role_loads_pick_each_replicas_role() -> None:
+    st = State(generate(PRESETS["racks48"], seed=5), 0.8, 0.1, 0.97)
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        parts = rng.integers(st.snap.n_partitions, size=int(rng.integers(0, 40)))
+        holders = st.ldr[parts] if rng.random() < 0.5 else st.rep[parts, 1]
+        want = np.array([st.role_load(int(p), int(h)) for p, h in zip(parts, holders, strict=True)]).reshape(-1, 4)
+        assert st.role_loads(parts, holders).tobytes() == want.tobytes()
+        b = int(holders[0]) if parts.size else 0
+        want_b = np.array([st.role_load(int(p), b) for p in parts]).reshape(-1, 4)
+        assert st.role_loads(parts, b).tobytes() == want_b.tobytes()
