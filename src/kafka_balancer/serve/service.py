@@ -86,6 +86,8 @@ class Service:
         self.dead_since: dict[int, float] = {}
         self.listeners: dict[int, tuple[str, int]] = {}  # the last host and port describe_cluster gave per broker
         self.liveness = liveness.LivenessProbe(period_s=min(liveness.PERIOD_S, cfg.interval_s))
+        # a bare connection to a TLS or SASL listener could leave an authentication failure in the broker's log
+        self._probe_listeners = security is None or getattr(security, "protocol", "PLAINTEXT") == "PLAINTEXT"
         self.loads: PartitionLoads | None = None
         self.model = ModelState()
         self.sigma_history: deque[dict[str, Any]] = deque(maxlen=720)
@@ -237,8 +239,8 @@ class Service:
             self.sizes = {tp: sizes.get(tp, self.sizes.get(tp, 0)) for tp in obs.partitions}
             self.known |= obs.brokers()
             self.listeners.update(obs.listeners)
-            plaintext = self.security is None or getattr(self.security, "protocol", "PLAINTEXT") == "PLAINTEXT"
-            self.liveness.aim(liveness.targets(sorted(self.known), self.listeners, self._metrics_urls, plaintext))
+            self.liveness.aim(liveness.targets(sorted(self.known), self.listeners, self._metrics_urls,
+                                               self._probe_listeners))
             refused = self.liveness.down_since()
             for b in obs.alive:
                 self.racks[b] = obs.racks.get(b)
